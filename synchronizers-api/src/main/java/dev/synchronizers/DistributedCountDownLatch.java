@@ -1,0 +1,63 @@
+package dev.synchronizers;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A countdown latch whose count lives in a shared store: threads of any client wait until the
+ * count, counted down by threads of any client, reaches zero.
+ *
+ * <p>Unlike {@link java.util.concurrent.CountDownLatch}, the count is set after creation with
+ * {@link #trySetCount(long)}, and only while the latch is at zero or unset, so a latch can be used
+ * for one batch after another. Methods that wait follow {@code CountDownLatch}'s contract for
+ * interrupts and timeouts; all throw {@link SynchronizerUnavailableException} if the store cannot
+ * be reached.
+ */
+public interface DistributedCountDownLatch {
+
+    /**
+     * Returns the name this latch was created with.
+     *
+     * @return the latch's name
+     */
+    String name();
+
+    /**
+     * Sets the count if the latch is at zero or has never been set.
+     *
+     * @param count the count; must be positive
+     * @return true if the count was set, false if the latch is still counting down
+     * @throws IllegalArgumentException if {@code count} is not positive
+     */
+    boolean trySetCount(long count);
+
+    /**
+     * Decrements the count; at zero, releases every waiter of every client. Does nothing if the
+     * count is zero already.
+     */
+    void countDown();
+
+    /**
+     * Returns the current count, zero if it was never set.
+     *
+     * @return the count
+     */
+    long getCount();
+
+    /**
+     * Waits until the count reaches zero or the thread is interrupted; returns at once if it is
+     * zero.
+     *
+     * @throws InterruptedException if the current thread is interrupted on entry or while waiting
+     */
+    void await() throws InterruptedException;
+
+    /**
+     * Waits until the count reaches zero, the waiting time elapses or the thread is interrupted.
+     *
+     * @param timeout the longest time to wait
+     * @param unit the unit of {@code timeout}
+     * @return true if the count reached zero, false if the waiting time elapsed first
+     * @throws InterruptedException if the current thread is interrupted on entry or while waiting
+     */
+    boolean await(long timeout, TimeUnit unit) throws InterruptedException;
+}

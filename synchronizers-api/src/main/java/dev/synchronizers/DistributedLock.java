@@ -1,0 +1,236 @@
+package dev.synchronizers;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A reentrant mutual exclusion {@link Lock} whose state lives in a shared store, so that it
+ * excludes threads of every client, in any process, that use the same name.
+ *
+ * <h2>Ownership</h2>
+ * A hold belongs to one thread of one client: the owner is the pair (client id, thread id), where
+ * the client id is random per {@link Synchronizers} instance. As with
+ * {@link java.util.concurrent.locks.ReentrantLock}, the owning thread may acquire the lock again
+ * ({@link #getHoldCount()} counts how often), and only the owning thread may release it: an
+ * {@link #unlock()} by any other thread, even one of the same client, throws
+ * {@link IllegalMonitorStateException} and changes nothing.
+ *
+ * <h2>Fairness</h2>
+ * A lock from {@code Synchronizers.lock(name)} is non-fair: a thread that asks while the lock is
+ * free takes it, even if others wait. Within one client, waiters for one name queue locally and
+ * only the first of them talks to the store. A lock from {@code Synchronizers.fairLock(name)}
+ * grants waiters in the order they arrived at the store; its untimed {@link #tryLock()} barges.
+ *
+ * <h2>Leases</h2>
+ * Every hold has a lease in the store. Taken without a lease time, the hold is renewed by the
+ * client's watchdog (every third of the client's default lease) until it is released, so it never
+ * expires while the owner's process runs and reaches the store; if the process dies, the lock
+ * frees itself when the lease runs out. Taken with a lease time ({@link #lock(long, TimeUnit)},
+ * {@link #tryLock(long, long, TimeUnit)}), the hold is not renewed and ends when the lease runs out,
+ * whether or not the owner released it.
+ *
+ * <p>A hold that ends without {@code unlock()} is <em>lost</em>: a lease that the watchdog found
+ * gone or could not renew for a whole lease, a fixed lease that ran out, or {@link #forceUnlock()}
+ * by anyone. A lock is never lost silently: the client's lost-hold listener is told (except for a
+ * fixed lease, which the caller chose), {@link #isHeldByCurrentThread()} turns false, and the
+ * owner's next {@code unlock()} throws {@link LostHoldException}.
+ *
+ * <h2>Usage</h2>
+ * <pre> {@code
+ * DistributedLock lock = synchronizers.lock("order-" + orderId);
+ * lock.lock();
+ * try {
+ *     charge(order, lock.fencingToken());
+ * } finally {
+ *     lock.unlock();
+ * }}</pre>
+ *
+ * <h2>Limits</h2>
+ * Conditions are not supported: {@link #newCondition()} throws
+ * {@link UnsupportedOperationException}. The hold count is at most {@link Integer#MAX_VALUE}.
+ *
+ * <h2>Distributed considerations</h2>
+ * <ul>
+ *   <li><b>Pauses.</b> A lease cannot be renewed while the owner's process is paused (a long GC, a
+ *       frozen VM, a network partition). If the pause outlasts the lease, another client takes the
+ *       lock while the paused owner still runs its critical section. The owner learns of it at its
+ *       next renewal or {@code unlock()}, which is too late to undo what it did meanwhile. Only a
+ *       downstream store that checks {@link #fencingToken()} refuses the stale writer.</li>
+ *   <li><b>Fencing tokens.</b> Every fresh acquisition (hold count 0 to 1) gets a token strictly
+ *       greater than every token issued before for this name. A token identifies a hold; it does
+ *       not make the hold safe by itself: the protected resource has to remember the highest token
+ *       it saw and refuse lower ones.</li>
+ *   <li><b>Failover and restarts.</b> The store's state is what the lock is. A store that restarts
+ *       without persistence, or a failover to a replica that had not yet received the latest
+ *       acquisition, can forget a hold: two owners may then overlap until the first one's watchdog
+ *       finds its hold gone and reports it lost.</li>
+ *   <li><b>Clocks.</b> Leases are durations measured by the store's clock, never compared between
+ *       client clocks. Fencing tokens are derived from the store's clock: see the project's
+ *       semantics document for what keeps them increasing.</li>
+ *   <li><b>Reentrancy is local.</b> Re-entering a held lock is a local count, no network call; the
+ *       store sees only the first acquisition and the last release. The count is lost with the
+ *       process, which is what the lease is for.</li>
+ * </ul>
+ */
+public interface DistributedLock extends Lock {
+
+    /**
+     * Returns the name this lock was created with.
+     *
+     * @return the lock's name
+     */
+    String name();
+
+    /**
+     * Acquires the lock, waiting uninterruptibly, and holds it for at most {@code leaseTime}: the
+     * hold is not renewed and ends when the lease runs out unless released earlier. Re-entering a
+     * held lock increments the hold count and leaves the lease as it is.
+     *
+     * <p>If the thread is interrupted while waiting, it keeps waiting and its interrupt status is
+     * set when this method returns.
+     *
+     * @param leaseTime how long the hold lasts at most; must be positive
+     * @param unit the unit of {@code leaseTime}
+     * @throws IllegalArgumentException if {@code leaseTime} is not positive
+     * @throws NullPointerException if {@code unit} is null
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    void lock(long leaseTime, TimeUnit unit);
+
+    /**
+     * Acquires the lock if it becomes free within {@code waitTime}, and holds it for at most
+     * {@code leaseTime}: the hold is not renewed and ends when the lease runs out unless released
+     * earlier. A non-positive {@code waitTime} makes a single attempt. Re-entering a held lock
+     * succeeds at once, increments the hold count and leaves the lease as it is.
+     *
+     * @param waitTime the longest time to wait for the lock
+     * @param leaseTime how long the hold lasts at most; must be positive
+     * @param unit the unit of both times
+     * @return true if the lock was acquired, false if the waiting time elapsed first
+     * @throws InterruptedException if the thread is interrupted on entry or while waiting; its
+     *     interrupt status is cleared and the lock is not held
+     * @throws IllegalArgumentException if {@code leaseTime} is not positive
+     * @throws NullPointerException if {@code unit} is null
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Acquires the lock, waiting uninterruptibly. The hold is renewed by the watchdog until it is
+     * released. If the current thread holds the lock already, the hold count is incremented and
+     * the method returns at once, without a network call.
+     *
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    @Override
+    void lock();
+
+    /**
+     * Acquires the lock unless the current thread is interrupted. If the interrupt status is set
+     * on entry, or the thread is interrupted while waiting, {@link InterruptedException} is thrown,
+     * the interrupt status is cleared, and the lock is not held: an acquisition that was in flight
+     * when the interrupt arrived is either returned to the caller (the interrupt status then stays
+     * set) or undone.
+     *
+     * @throws InterruptedException if the current thread is interrupted
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    @Override
+    void lockInterruptibly() throws InterruptedException;
+
+    /**
+     * Acquires the lock only if it is free at the time of invocation, with one round trip to the
+     * store and no waiting. Succeeds at once if the current thread holds it already. On a fair
+     * lock this barges ahead of waiting threads, as {@code ReentrantLock.tryLock()} does; use
+     * {@code tryLock(0, unit)} to respect the queue.
+     *
+     * @return true if the lock was acquired
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    @Override
+    boolean tryLock();
+
+    /**
+     * Acquires the lock if it becomes free within the waiting time and the thread is not
+     * interrupted. A non-positive time makes a single attempt. The hold is renewed by the
+     * watchdog until it is released.
+     *
+     * @param time the longest time to wait
+     * @param unit the unit of {@code time}
+     * @return true if the lock was acquired, false if the waiting time elapsed first
+     * @throws InterruptedException if the current thread is interrupted on entry or while waiting;
+     *     its interrupt status is cleared and the lock is not held
+     * @throws NullPointerException if {@code unit} is null
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    @Override
+    boolean tryLock(long time, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Releases one hold of the current thread. When the hold count reaches zero the lock is
+     * released in the store and a waiter, if any, is woken.
+     *
+     * @throws IllegalMonitorStateException if the current thread does not hold this lock; nothing
+     *     changes
+     * @throws LostHoldException if the current thread's hold was lost (see the class
+     *     documentation); the hold is gone afterwards
+     * @throws SynchronizerUnavailableException if the store cannot be reached to release the last
+     *     hold; the hold is then dropped locally, no longer renewed, and expires with its lease
+     */
+    @Override
+    void unlock();
+
+    /**
+     * Not supported.
+     *
+     * @throws UnsupportedOperationException always
+     */
+    @Override
+    Condition newCondition();
+
+    /**
+     * Queries whether any owner of any client holds this lock, with one round trip to the store.
+     * The answer may be out of date as soon as it is returned; use it for monitoring, not for
+     * control.
+     *
+     * @return true if the lock is held by anyone
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    boolean isLocked();
+
+    /**
+     * Queries whether the current thread holds this lock. Answered locally, with no network call:
+     * false once the watchdog has found the hold lost or a fixed lease has run out.
+     *
+     * @return true if the current thread holds this lock and the hold is not known to be lost
+     */
+    boolean isHeldByCurrentThread();
+
+    /**
+     * Returns the number of holds of the current thread on this lock, or zero. Answered locally.
+     *
+     * @return the current thread's hold count, zero if it does not hold the lock
+     */
+    int getHoldCount();
+
+    /**
+     * Returns the fencing token of the current thread's hold: a number strictly greater than that
+     * of every earlier hold of this lock by anyone. Re-entering does not change it. Answered
+     * locally.
+     *
+     * @return the token of the current hold
+     * @throws IllegalMonitorStateException if the current thread does not hold this lock
+     */
+    long fencingToken();
+
+    /**
+     * Releases the lock in the store whoever holds it. Administrative: the owner, if any, loses its
+     * hold and learns of it through the lost-hold listener (at its client's next renewal) and the
+     * {@link LostHoldException} from its next {@code unlock()}. Waiters are woken.
+     *
+     * @return true if the lock was held and is now released, false if it was not held
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    boolean forceUnlock();
+}

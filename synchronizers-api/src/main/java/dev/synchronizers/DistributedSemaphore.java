@@ -1,0 +1,129 @@
+package dev.synchronizers;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A counting semaphore whose permits live in a shared store, so that it bounds a resource across
+ * every client that uses the same name.
+ *
+ * <p>Unlike {@link java.util.concurrent.Semaphore}, permits are owned: they belong to the client
+ * that acquired them, any thread of that client may release them, and a client cannot release more
+ * than it holds. Held permits are leased and renewed by the watchdog, so a client that dies returns
+ * its permits when its lease runs out. The total is set once with {@link #trySetPermits(int)} and
+ * changed with {@link #addPermits(int)}.
+ *
+ * <p>Methods that wait follow {@link java.util.concurrent.Semaphore}'s contract for interrupts and
+ * timeouts; all throw {@link SynchronizerUnavailableException} if the store cannot be reached.
+ */
+public interface DistributedSemaphore {
+
+    /**
+     * Returns the name this semaphore was created with.
+     *
+     * @return the semaphore's name
+     */
+    String name();
+
+    /**
+     * Sets the total number of permits if it has not been set yet.
+     *
+     * @param permits the total; must not be negative
+     * @return true if the total was set, false if it had been set already (nothing changes)
+     * @throws IllegalArgumentException if {@code permits} is negative
+     */
+    boolean trySetPermits(int permits);
+
+    /**
+     * Changes the total number of permits by {@code delta}; a negative delta shrinks it. Permits
+     * held beyond a shrunk total stay held until released.
+     *
+     * @param delta the change to the total
+     * @throws IllegalArgumentException if the total would become negative
+     */
+    void addPermits(int delta);
+
+    /**
+     * Acquires one permit, waiting until one is available or the thread is interrupted.
+     *
+     * @throws InterruptedException if the current thread is interrupted on entry or while waiting
+     */
+    void acquire() throws InterruptedException;
+
+    /**
+     * Acquires {@code permits} permits, waiting until they are all available or the thread is
+     * interrupted. Zero permits succeed at once.
+     *
+     * @param permits the number of permits
+     * @throws InterruptedException if the current thread is interrupted on entry or while waiting
+     * @throws IllegalArgumentException if {@code permits} is negative or exceeds the total
+     */
+    void acquire(int permits) throws InterruptedException;
+
+    /**
+     * Acquires one permit if one is available now.
+     *
+     * @return true if a permit was acquired
+     */
+    boolean tryAcquire();
+
+    /**
+     * Acquires {@code permits} permits if they are all available now.
+     *
+     * @param permits the number of permits
+     * @return true if the permits were acquired
+     * @throws IllegalArgumentException if {@code permits} is negative or exceeds the total
+     */
+    boolean tryAcquire(int permits);
+
+    /**
+     * Acquires one permit if one becomes available within the waiting time.
+     *
+     * @param timeout the longest time to wait
+     * @param unit the unit of {@code timeout}
+     * @return true if a permit was acquired, false if the waiting time elapsed first
+     * @throws InterruptedException if the current thread is interrupted on entry or while waiting
+     */
+    boolean tryAcquire(long timeout, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Acquires {@code permits} permits if they all become available within the waiting time.
+     *
+     * @param permits the number of permits
+     * @param timeout the longest time to wait
+     * @param unit the unit of {@code timeout}
+     * @return true if the permits were acquired, false if the waiting time elapsed first
+     * @throws InterruptedException if the current thread is interrupted on entry or while waiting
+     * @throws IllegalArgumentException if {@code permits} is negative or exceeds the total
+     */
+    boolean tryAcquire(int permits, long timeout, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Releases one permit held by this client.
+     *
+     * @throws IllegalStateException if this client holds no permit; nothing changes
+     */
+    void release();
+
+    /**
+     * Releases {@code permits} permits held by this client.
+     *
+     * @param permits the number of permits
+     * @throws IllegalArgumentException if {@code permits} is negative
+     * @throws IllegalStateException if this client holds fewer permits; nothing changes
+     */
+    void release(int permits);
+
+    /**
+     * Returns the number of permits available now: the total minus what live holders hold.
+     *
+     * @return the available permits
+     */
+    int availablePermits();
+
+    /**
+     * Acquires all permits available now, as permits of this client.
+     *
+     * @return the number of permits acquired
+     */
+    int drainPermits();
+}

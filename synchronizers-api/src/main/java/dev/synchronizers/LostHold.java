@@ -1,0 +1,48 @@
+package dev.synchronizers;
+
+import java.util.Objects;
+
+/**
+ * What a {@link LostHoldListener} is told about a hold that its owner lost while it still believed
+ * it held it.
+ *
+ * @param name the synchronizer's name, as given to {@link Synchronizers}
+ * @param kind what kind of synchronizer it is, e.g. {@code "lock"}
+ * @param threadId the id of the thread that owned the hold ({@link Thread#threadId()} on JDK 19 and
+ *     later, {@link Thread#getId()} before)
+ * @param fencingToken the fencing token of the lost hold, or {@code -1} where the kind has none
+ * @param cause why the hold was lost
+ */
+public record LostHold(String name, String kind, long threadId, long fencingToken, Cause cause) {
+
+    /**
+     * Creates the event.
+     *
+     * @throws NullPointerException if {@code name}, {@code kind} or {@code cause} is null
+     */
+    public LostHold {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(cause, "cause");
+    }
+
+    /** Why a hold was lost. */
+    public enum Cause {
+        /**
+         * The store no longer had the hold when the watchdog renewed it: it expired (for example
+         * after a long GC or network pause), was forced by {@code forceUnlock()}, or was lost in a
+         * restart or failover.
+         */
+        GONE,
+        /**
+         * The watchdog could not reach the store for a whole lease, so the hold may have expired
+         * there; it is treated as lost rather than assumed to be held.
+         */
+        UNRENEWABLE,
+        /**
+         * A hold taken with a fixed lease reached the end of that lease before it was released.
+         * Listeners are not told of this cause, which the caller chose; {@code unlock()} reports it.
+         */
+        LEASE_EXPIRED
+    }
+}

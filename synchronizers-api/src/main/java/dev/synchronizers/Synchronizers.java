@@ -1,0 +1,90 @@
+package dev.synchronizers;
+
+/**
+ * A client of the store in which synchronizers keep their state, and the factory for them.
+ *
+ * <p>One instance is one client: it has one random client id, one connection for commands and one
+ * for wake-up messages, and one watchdog thread that renews the leases of everything its threads
+ * hold. Create one per JVM and share it between threads; each instance owns the holds its threads
+ * take, so two instances in one JVM behave like two processes.
+ *
+ * <p>The factory methods are cheap and make no network call: they return an object that names the
+ * synchronizer. Objects for the same name and kind returned by one instance share their state, so
+ * {@code s.lock("orders").lock()} may be matched by a later {@code s.lock("orders").unlock()}.
+ * Names are case-sensitive, must be non-empty, and are shared by every client that uses the same
+ * store and key prefix: that is what makes them coordinate.
+ *
+ * <p>{@link #close()} releases nothing on the store's side by itself: holds still held when the
+ * client closes are no longer renewed and expire with their lease.
+ */
+public interface Synchronizers extends AutoCloseable {
+
+    /**
+     * Returns the reentrant, non-fair mutual exclusion lock called {@code name}.
+     *
+     * @param name the lock's name, shared by every client
+     * @return the lock; no network call is made
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     */
+    DistributedLock lock(String name);
+
+    /**
+     * Returns the reentrant lock called {@code name} that grants waiters in the order they arrived
+     * at the store, across all clients.
+     *
+     * @param name the lock's name, shared by every client
+     * @return the lock; no network call is made
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     * @throws UnsupportedOperationException if this implementation does not provide fair locks yet
+     */
+    DistributedLock fairLock(String name);
+
+    /**
+     * Returns the read-write lock called {@code name}.
+     *
+     * @param name the lock's name, shared by every client
+     * @return the read-write lock; no network call is made
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     * @throws UnsupportedOperationException if this implementation does not provide it yet
+     */
+    DistributedReadWriteLock readWriteLock(String name);
+
+    /**
+     * Returns the counting semaphore called {@code name}.
+     *
+     * @param name the semaphore's name, shared by every client
+     * @return the semaphore; no network call is made
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     * @throws UnsupportedOperationException if this implementation does not provide it yet
+     */
+    DistributedSemaphore semaphore(String name);
+
+    /**
+     * Returns the countdown latch called {@code name}.
+     *
+     * @param name the latch's name, shared by every client
+     * @return the latch; no network call is made
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws IllegalStateException if this client is closed
+     * @throws UnsupportedOperationException if this implementation does not provide it yet
+     */
+    DistributedCountDownLatch countDownLatch(String name);
+
+    /**
+     * Stops the watchdog and closes the connections. Holds still held are not released; they are
+     * no longer renewed and expire with their lease, after which other clients may take them.
+     * Threads still waiting in this client are woken and fail with an
+     * {@link IllegalStateException}. Idempotent.
+     */
+    @Override
+    void close();
+}

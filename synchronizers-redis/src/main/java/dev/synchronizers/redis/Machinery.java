@@ -1,0 +1,69 @@
+package dev.synchronizers.redis;
+
+import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.support.Replies;
+import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.watchdog.Watchdog;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import java.time.Duration;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * What every synchronizer of one client shares: its id, its connection and scripts, the watchdog,
+ * the wake-up dispatcher, the listeners and the configured durations.
+ */
+final class Machinery {
+
+    final String clientId;
+    final String keyPrefix;
+    final RedisAsyncCommands<String, String> redis;
+    final ScriptRegistry scripts;
+    final Watchdog watchdog;
+    final WakeupDispatcher wakeups;
+    final LostHoldListeners listeners;
+    final long leaseMillis;
+    final Duration timeout;
+    private final AtomicBoolean closed;
+
+    Machinery(String clientId, String keyPrefix, RedisAsyncCommands<String, String> redis,
+            ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
+            LostHoldListeners listeners, long leaseMillis, Duration timeout, AtomicBoolean closed) {
+        this.clientId = clientId;
+        this.keyPrefix = keyPrefix;
+        this.redis = redis;
+        this.scripts = scripts;
+        this.watchdog = watchdog;
+        this.wakeups = wakeups;
+        this.listeners = listeners;
+        this.leaseMillis = leaseMillis;
+        this.timeout = timeout;
+        this.closed = closed;
+    }
+
+    /** The owner string of the current thread: client id and thread id. */
+    String currentOwner() {
+        return clientId + ":" + currentThreadId();
+    }
+
+    @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; the id is the same.
+    static long currentThreadId() {
+        return Thread.currentThread().getId();
+    }
+
+    /** Waits for a reply within the command timeout; see {@link Replies#await}. */
+    <T> T await(CompletionStage<T> reply, String what) {
+        return Replies.await(reply, timeout, what);
+    }
+
+    /**
+     * Throws if the client is closed.
+     *
+     * @throws IllegalStateException if {@link RedisSynchronizers#close()} was called
+     */
+    void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("this RedisSynchronizers is closed");
+        }
+    }
+}

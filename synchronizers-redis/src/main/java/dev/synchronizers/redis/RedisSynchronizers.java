@@ -1,0 +1,375 @@
+package dev.synchronizers.redis;
+
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.LoadingCache;
+import dev.synchronizers.DistributedCountDownLatch;
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.DistributedReadWriteLock;
+import dev.synchronizers.DistributedSemaphore;
+import dev.synchronizers.LostHoldListener;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.Synchronizers;
+import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.watchdog.Watchdog;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The entry point: a {@link Synchronizers} whose state lives in one Redis server (standalone).
+ *
+ * <pre> {@code
+ * try (Synchronizers synchronizers = RedisSynchronizers.create("redis://127.0.0.1:6379")) {
+ *     DistributedLock lock = synchronizers.lock("nightly-report");
+ *     if (lock.tryLock()) {
+ *         try { runReport(); } finally { lock.unlock(); }
+ *     }
+ * }}</pre>
+ *
+ * <p>One instance is one client with a random client id, one command connection shared by all
+ * threads, one Pub/Sub connection for wake-ups and one watchdog thread. Create it once per JVM and
+ * share it. Creating it connects to Redis; it throws {@link SynchronizerUnavailableException}
+ * within the command timeout if Redis cannot be reached.
+ *
+ * <p>Defaults: key prefix {@code "sync"}, watchdog lease 30 s (renewed every 10 s), command
+ * timeout 5 s. When it creates the Lettuce client itself, it configures it so that commands fail at
+ * once while disconnected and are never replayed after a reconnect (a replayed acquire could take
+ * a lock nobody knows it holds); a client passed to {@link Builder#client(RedisClient, RedisURI)}
+ * is used as configured by its owner, and every wait is still bounded by the command timeout.
+ */
+public final class RedisSynchronizers implements Synchronizers {
+
+    private final Machinery machinery;
+    private final RedisClient client;
+    private final boolean ownsClient;
+    private final StatefulRedisConnection<String, String> connection;
+    private final StatefulRedisPubSubConnection<String, String> pubSub;
+    private final AtomicBoolean closed;
+    /** Weak values: one lock object per name while anyone uses it; holds keep theirs reachable. */
+    private final LoadingCache<String, RedisLock> locks;
+
+    private RedisSynchronizers(Builder builder) {
+        RedisURI uri = builder.uri;
+        this.ownsClient = builder.client == null;
+        this.client = ownsClient ? RedisClient.create() : builder.client;
+        if (ownsClient) {
+            client.setOptions(ClientOptions.builder()
+                    .autoReconnect(true)
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    .replayFilter(command -> true)
+                    .timeoutOptions(TimeoutOptions.enabled(builder.commandTimeout))
+                    .socketOptions(SocketOptions.builder().connectTimeout(builder.commandTimeout).build())
+                    .build());
+        }
+        StatefulRedisConnection<String, String> commands = null;
+        try {
+            commands = client.connect(StringCodec.UTF8, uri);
+            this.pubSub = client.connectPubSub(StringCodec.UTF8, uri);
+        } catch (RuntimeException e) {
+            if (commands != null) {
+                commands.close();
+            }
+            if (ownsClient) {
+                client.shutdown();
+            }
+            throw new SynchronizerUnavailableException("cannot connect to Redis at " + redacted(uri)
+                    + " within " + builder.commandTimeout.toMillis() + " ms: " + e.getMessage(), e);
+        }
+        this.connection = commands;
+        String clientId = UUID.randomUUID().toString();
+        ScriptRegistry scripts = new ScriptRegistry(connection.async());
+        long leaseMillis = builder.lease.toMillis();
+        Watchdog watchdog = new Watchdog(scripts, leaseMillis, builder.commandTimeout,
+                "synchronizers-watchdog-" + clientId.substring(0, 8));
+        List<LostHoldListeners.Registration> registrations = new ArrayList<>();
+        for (LostHoldListeners.Registration registration : builder.listeners) {
+            registrations.add(registration.executor() != null
+                    ? registration
+                    : new LostHoldListeners.Registration(registration.listener(), watchdog.executor()));
+        }
+        this.closed = new AtomicBoolean();
+        this.machinery = new Machinery(clientId, builder.keyPrefix, connection.async(), scripts, watchdog,
+                new WakeupDispatcher(pubSub, builder.commandTimeout), new LostHoldListeners(registrations),
+                leaseMillis, builder.commandTimeout, closed);
+        this.locks = Caffeine.newBuilder().weakValues().build(name -> new RedisLock(name, machinery));
+    }
+
+    /**
+     * Creates a client of the Redis server at {@code uri} with the defaults.
+     *
+     * @param uri a Redis URI, e.g. {@code "redis://127.0.0.1:6379"} or {@code "redis://:password@host:6379/0"}
+     * @return the connected client
+     * @throws NullPointerException if {@code uri} is null
+     * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI
+     * @throws SynchronizerUnavailableException if Redis cannot be reached within the command timeout
+     */
+    public static RedisSynchronizers create(String uri) {
+        return builder().uri(uri).build();
+    }
+
+    /**
+     * Returns a builder with the defaults: key prefix {@code "sync"}, lease 30 s, command timeout 5 s,
+     * no listeners.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public DistributedLock lock(String name) {
+        checkName(name);
+        machinery.checkOpen();
+        return locks.get(name);
+    }
+
+    @Override
+    public DistributedLock fairLock(String name) {
+        checkName(name);
+        throw new UnsupportedOperationException("fairLock is not implemented yet");
+    }
+
+    @Override
+    public DistributedReadWriteLock readWriteLock(String name) {
+        checkName(name);
+        throw new UnsupportedOperationException("readWriteLock is not implemented yet");
+    }
+
+    @Override
+    public DistributedSemaphore semaphore(String name) {
+        checkName(name);
+        throw new UnsupportedOperationException("semaphore is not implemented yet");
+    }
+
+    @Override
+    public DistributedCountDownLatch countDownLatch(String name) {
+        checkName(name);
+        throw new UnsupportedOperationException("countDownLatch is not implemented yet");
+    }
+
+    /**
+     * Returns this client's random id, the first half of every owner string it writes to Redis.
+     *
+     * @return the client id
+     */
+    public String clientId() {
+        return machinery.clientId;
+    }
+
+    /**
+     * Stops the watchdog, wakes this client's waiters (they fail with {@link IllegalStateException})
+     * and closes the connections, and the Lettuce client if this instance created it. Holds still
+     * held are not released; they expire with their lease. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        machinery.watchdog.close();
+        machinery.wakeups.close();
+        pubSub.close();
+        connection.close();
+        if (ownsClient) {
+            client.shutdown(Duration.ZERO, machinery.timeout);
+        }
+    }
+
+    /** Diagnostics for leak checks: watchdog entries and subscribed channels. Package-private. */
+    int watchdogEntries() {
+        return machinery.watchdog.registered();
+    }
+
+    int subscribedChannels() {
+        return machinery.wakeups.subscribedChannels();
+    }
+
+    /** Runs one watchdog tick now, for tests. */
+    void renewNow() {
+        machinery.watchdog.tick();
+    }
+
+    @Override
+    public String toString() {
+        return "RedisSynchronizers[client " + machinery.clientId + ", prefix " + machinery.keyPrefix
+                + (closed.get() ? ", closed" : "") + "]";
+    }
+
+    private static void checkName(String name) {
+        Objects.requireNonNull(name, "name must not be null");
+        if (name.isEmpty()) {
+            throw new IllegalArgumentException("name must not be empty");
+        }
+    }
+
+    private static String redacted(RedisURI uri) {
+        return "redis://" + uri.getHost() + ":" + uri.getPort();
+    }
+
+    /**
+     * Configures a {@link RedisSynchronizers}. Not thread-safe; {@link #build()} may be called more
+     * than once, each call creating an independent client.
+     */
+    public static final class Builder {
+        private RedisURI uri;
+        private RedisClient client;
+        private String keyPrefix = "sync";
+        private Duration lease = Duration.ofSeconds(30);
+        private Duration commandTimeout = Duration.ofSeconds(5);
+        private final List<LostHoldListeners.Registration> listeners = new ArrayList<>();
+
+        private Builder() {
+        }
+
+        /**
+         * Sets the Redis server to connect to.
+         *
+         * @param uri a Redis URI, e.g. {@code "redis://127.0.0.1:6379"}
+         * @return this builder
+         * @throws NullPointerException if {@code uri} is null
+         * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI
+         */
+        public Builder uri(String uri) {
+            Objects.requireNonNull(uri, "uri must not be null");
+            this.uri = RedisURI.create(uri);
+            return this;
+        }
+
+        /**
+         * Uses an existing Lettuce client, configured and owned by the caller, to connect to
+         * {@code uri}. {@link RedisSynchronizers#close()} closes the connections it opened but not
+         * the client.
+         *
+         * @param client the Lettuce client
+         * @param uri the server to connect to
+         * @return this builder
+         * @throws NullPointerException if either is null
+         */
+        public Builder client(RedisClient client, RedisURI uri) {
+            this.client = Objects.requireNonNull(client, "client must not be null");
+            this.uri = Objects.requireNonNull(uri, "uri must not be null");
+            return this;
+        }
+
+        /**
+         * Sets the prefix of every key and channel, so that several applications can share one Redis
+         * without their names meeting. Clients coordinate only if they use the same prefix.
+         *
+         * @param keyPrefix the prefix, non-empty; default {@code "sync"}
+         * @return this builder
+         * @throws NullPointerException if {@code keyPrefix} is null
+         * @throws IllegalArgumentException if it is empty or contains '{' or '}' (they would break
+         *     the hash tags that keep a synchronizer's keys in one Cluster slot)
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            Objects.requireNonNull(keyPrefix, "keyPrefix must not be null");
+            if (keyPrefix.isEmpty() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+                throw new IllegalArgumentException("keyPrefix must be non-empty and free of '{' and '}': \"" + keyPrefix + "\"");
+            }
+            this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /**
+         * Sets the lease of holds taken without a lease time. The watchdog renews them every third
+         * of it; a process that dies holding one frees it at most this long after its last renewal.
+         *
+         * @param lease the lease, at least 30 ms; default 30 s
+         * @return this builder
+         * @throws NullPointerException if {@code lease} is null
+         * @throws IllegalArgumentException if it is shorter than 30 ms
+         */
+        public Builder lease(Duration lease) {
+            Objects.requireNonNull(lease, "lease must not be null");
+            if (lease.toMillis() < 30) {
+                throw new IllegalArgumentException("lease must be at least 30 ms: " + lease.toMillis() + " ms");
+            }
+            this.lease = lease;
+            return this;
+        }
+
+        /**
+         * Sets how long any single call waits for Redis (and for the connection at start-up)
+         * before it throws {@link SynchronizerUnavailableException}.
+         *
+         * @param commandTimeout the timeout, positive; default 5 s
+         * @return this builder
+         * @throws NullPointerException if {@code commandTimeout} is null
+         * @throws IllegalArgumentException if it is not positive
+         */
+        public Builder commandTimeout(Duration commandTimeout) {
+            Objects.requireNonNull(commandTimeout, "commandTimeout must not be null");
+            if (commandTimeout.isNegative() || commandTimeout.isZero()) {
+                throw new IllegalArgumentException("commandTimeout must be > 0: " + commandTimeout);
+            }
+            this.commandTimeout = commandTimeout;
+            return this;
+        }
+
+        /**
+         * Adds a listener told of every hold this client loses, run on the client's watchdog
+         * thread: it must be quick and must not block.
+         *
+         * @param listener the listener
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
+         */
+        public Builder lostHoldListener(LostHoldListener listener) {
+            Objects.requireNonNull(listener, "listener must not be null");
+            listeners.add(new LostHoldListeners.Registration(listener, null));
+            return this;
+        }
+
+        /**
+         * Adds a listener told of every hold this client loses, run on {@code executor}.
+         *
+         * @param listener the listener
+         * @param executor where the listener runs
+         * @return this builder
+         * @throws NullPointerException if either is null
+         */
+        public Builder lostHoldListener(LostHoldListener listener, Executor executor) {
+            Objects.requireNonNull(listener, "listener must not be null");
+            Objects.requireNonNull(executor, "executor must not be null");
+            listeners.add(new LostHoldListeners.Registration(listener, executor));
+            return this;
+        }
+
+        /**
+         * Connects and returns the client.
+         *
+         * @return the connected client
+         * @throws IllegalStateException if no URI was given
+         * @throws SynchronizerUnavailableException if Redis cannot be reached within the command
+         *     timeout
+         */
+        public RedisSynchronizers build() {
+            if (uri == null) {
+                throw new IllegalStateException("uri must be set: call uri(...) or client(...)");
+            }
+            RedisURI effective = RedisURI.builder(uri).withTimeout(commandTimeout).build();
+            Builder copy = new Builder();
+            copy.uri = client == null ? effective : uri;
+            copy.client = client;
+            copy.keyPrefix = keyPrefix;
+            copy.lease = lease;
+            copy.commandTimeout = commandTimeout;
+            copy.listeners.addAll(listeners);
+            return new RedisSynchronizers(copy);
+        }
+    }
+}
