@@ -1,0 +1,128 @@
+package dev.synchronizers.testkit;
+
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * A minimal RESP2 client over a plain socket: one connection per call, one command, one reply.
+ * Enough for readiness checks and {@code INFO}; not a Redis client.
+ */
+final class Resp {
+
+    private Resp() {
+    }
+
+    /**
+     * Sends {@code command} to {@code host:port} and returns its reply: a simple string, a bulk
+     * string (null for a null bulk) or an integer as text.
+     *
+     * @param auth {@code AUTH} arguments to send first, or an empty array for none
+     * @param timeout bound on connecting and on each read
+     * @throws IOException if the connection fails or times out
+     * @throws RedisReplyException if the server answers with an error
+     */
+    static String call(String host, int port, Duration timeout, String[] auth, String... command)
+            throws IOException {
+        int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(host, port), millis);
+            socket.setSoTimeout(millis);
+            socket.setTcpNoDelay(true);
+            OutputStream out = socket.getOutputStream();
+            InputStream in = new BufferedInputStream(socket.getInputStream());
+            if (auth.length > 0) {
+                String[] authCommand = new String[auth.length + 1];
+                authCommand[0] = "AUTH";
+                System.arraycopy(auth, 0, authCommand, 1, auth.length);
+                write(out, authCommand);
+                read(in);
+            }
+            write(out, command);
+            return read(in);
+        }
+    }
+
+    private static void write(OutputStream out, String... command) throws IOException {
+        ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+        buffer.writeBytes(("*" + command.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        for (String part : command) {
+            byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
+            buffer.writeBytes(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            buffer.writeBytes(bytes);
+            buffer.writeBytes(new byte[] {'\r', '\n'});
+        }
+        out.write(buffer.toByteArray());
+        out.flush();
+    }
+
+    private static String read(InputStream in) throws IOException {
+        int type = in.read();
+        if (type < 0) {
+            throw new EOFException("connection closed before a reply");
+        }
+        String line = readLine(in);
+        switch (type) {
+            case '+':
+            case ':':
+                return line;
+            case '-':
+                throw new RedisReplyException(line);
+            case '$': {
+                int length = Integer.parseInt(line);
+                if (length < 0) {
+                    return null;
+                }
+                byte[] bytes = in.readNBytes(length + 2);
+                if (bytes.length < length + 2) {
+                    throw new EOFException("connection closed inside a bulk reply");
+                }
+                return new String(bytes, 0, length, StandardCharsets.UTF_8);
+            }
+            default:
+                throw new IOException("unsupported reply type '" + (char) type + "': " + line);
+        }
+    }
+
+    private static String readLine(InputStream in) throws IOException {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        int previous = -1;
+        while (true) {
+            int next = in.read();
+            if (next < 0) {
+                throw new EOFException("connection closed inside a reply");
+            }
+            if (previous == '\r' && next == '\n') {
+                byte[] bytes = line.toByteArray();
+                return new String(bytes, 0, bytes.length - 1, StandardCharsets.UTF_8);
+            }
+            line.write(next);
+            previous = next;
+        }
+    }
+
+    /** Returns the value of {@code field} in an {@code INFO} reply, or null if absent. */
+    static String infoField(String info, String field) {
+        String prefix = field + ":";
+        for (String line : info.split("\r\n")) {
+            if (line.startsWith(prefix)) {
+                return line.substring(prefix.length()).trim();
+            }
+        }
+        return null;
+    }
+
+    /** An error reply ({@code -ERR ...}) from the server. */
+    static final class RedisReplyException extends IOException {
+        RedisReplyException(String message) {
+            super(message);
+        }
+    }
+}
