@@ -1,0 +1,480 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
+import dev.synchronizers.SynchronizerException;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.testkit.ChildJvm;
+import dev.synchronizers.testkit.RedisExtension;
+import dev.synchronizers.testkit.RedisServer;
+import dev.synchronizers.testkit.RedisServers;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What only the Redis lock promises: round trips, the watchdog, lost holds, crashes, bad input
+ * and an unreachable Redis.
+ */
+@Tag("redis")
+class RedisLockTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private String prefix;
+    private String name;
+
+    @BeforeEach
+    void names(TestInfo test) {
+        prefix = "rl-" + UUID.randomUUID().toString().substring(0, 8);
+        name = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = closeAfter.size() - 1; i >= 0; i--) {
+            closeAfter.get(i).close();
+        }
+    }
+
+    /* --------------- round trips --------------- */
+
+    /**
+     * An uncontended lock() + unlock() is exactly two round trips: one script call each, no other
+     * command. Proved from both ends: the commands the client sends, and the server's counters.
+     */
+    @Test
+    void lockUnlock_uncontended_isTwoScriptCallsAndNothingElse() {
+        RedisServer server = redis.startManaged();
+        RedisClient lettuce = RedisClient.create();
+        closeAfter.add(lettuce::shutdown);
+        List<String> sent = new CopyOnWriteArrayList<>();
+        lettuce.addListener(new CommandListener() {
+            @Override
+            public void commandStarted(CommandStartedEvent event) {
+                sent.add(event.getCommand().getType().toString());
+            }
+        });
+        RedisSynchronizers client = RedisSynchronizers.builder().client(lettuce, RedisURI.create(server.uri()))
+                .keyPrefix(prefix).lease(Duration.ofSeconds(60)).build();
+        closeAfter.add(client);
+        DistributedLock lock = client.lock(name);
+        lock.lock(); // loads the scripts (NOSCRIPT, then EVAL), so the measured calls run by SHA
+        lock.unlock();
+        RedisCommands<String, String> admin = commands(server.uri());
+        admin.configResetstat();
+        long readsBefore = stat(admin.info("stats"), "total_reads_processed");
+        sent.clear();
+
+        lock.lock();
+        lock.unlock();
+
+        long reads = stat(admin.info("stats"), "total_reads_processed") - readsBefore;
+        Map<String, Long> calls = commandCalls(admin.info("commandstats"));
+        assertEquals(List.of("EVALSHA", "EVALSHA"), sent, "commands the client sent");
+        assertEquals(2L, calls.get("evalsha"), "script calls the server ran");
+        assertFalse(calls.containsKey("eval"), "no script sent as text");
+        // Reads are counted per request: the two script calls, and this test's first INFO.
+        assertEquals(3, reads, "round trips");
+    }
+
+    /* --------------- watchdog --------------- */
+
+    /** With no lease given, the watchdog keeps the hold past three times the lease. */
+    @Test
+    void lock_noLease_watchdogKeepsHoldPastThreeLeases() throws Exception {
+        Duration lease = Duration.ofMillis(300);
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        DistributedLock lock = client(redis.server().uri(), lease, lost).lock(name);
+        DistributedLock other = client(redis.server().uri(), lease, new LinkedBlockingQueue<>()).lock(name);
+        lock.lock();
+        // The passage of time is what is tested here: 4 leases without a release.
+        Thread.sleep(lease.toMillis() * 4);
+        assertTrue(lock.isHeldByCurrentThread());
+        assertFalse(Background.start("other client", other::tryLock).get(), "still excludes other clients");
+        assertTrue(lost.isEmpty(), "nothing reported lost: " + lost);
+        lock.unlock();
+        assertTrue(Background.start("other client", other::tryLock).get());
+    }
+
+    /** A hold the watchdog finds gone is lost: listener told, isHeldByCurrentThread false, unlock throws. */
+    @Test
+    void lock_holdDeletedBehindItsBack_reportedLostAtNextRenewal() throws Exception {
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(30), lost);
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        lock.lock();
+        commands(redis.server().uri()).del(prefix + ":lock:{" + name + "}");
+        client.renewNow();
+        LostHold event = lost.poll(30, TimeUnit.SECONDS);
+        assertNotNull(event);
+        assertEquals(LostHold.Cause.GONE, event.cause());
+        assertEquals(lock.fencingToken(), event.fencingToken());
+        assertFalse(lock.isHeldByCurrentThread());
+        assertThrows(LostHoldException.class, lock::lock, "cannot re-enter a lost hold");
+        assertThrows(LostHoldException.class, lock::unlock);
+        assertThrows(LostHoldException.class, lock::unlock);
+        assertEquals(0, lock.getHoldCount());
+        assertThrows(IllegalMonitorStateException.class, lock::unlock);
+        assertEquals(0, client.watchdogEntries());
+    }
+
+    /** Redis unreachable for a whole lease: the hold counts as lost (UNRENEWABLE), never as silently kept. */
+    @Test
+    void lock_redisPausedForALease_holdReportedUnrenewable() throws Exception {
+        RedisServer server = redis.startManaged();
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(Duration.ofMillis(300)).commandTimeout(Duration.ofMillis(200))
+                .lostHoldListener(lost::add).build();
+        closeAfter.add(client);
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        server.pause();
+        try {
+            LostHold event = lost.poll(30, TimeUnit.SECONDS);
+            assertNotNull(event);
+            assertEquals(LostHold.Cause.UNRENEWABLE, event.cause());
+            assertFalse(lock.isHeldByCurrentThread());
+        } finally {
+            server.resume();
+        }
+        LostHoldException thrown = assertThrows(LostHoldException.class, lock::unlock);
+        assertEquals(LostHold.Cause.UNRENEWABLE, thrown.lostCause());
+    }
+
+    /** A listener that throws is logged and does not stop the others. */
+    @Test
+    void lostHoldListener_throws_otherListenersStillRun() throws Exception {
+        CountDownLatch second = new CountDownLatch(1);
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(redis.server().uri()).keyPrefix(prefix)
+                .lostHoldListener(hold -> {
+                    throw new IllegalStateException("listener bug");
+                })
+                .lostHoldListener(hold -> second.countDown(), Runnable::run)
+                .build();
+        closeAfter.add(client);
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        assertTrue(lock.forceUnlock());
+        assertTrue(second.await(30, TimeUnit.SECONDS));
+        assertThrows(LostHoldException.class, lock::unlock);
+    }
+
+    /* --------------- crashes --------------- */
+
+    /** A child JVM holding the lock is SIGKILLed: the lock frees itself when the lease runs out. */
+    @Test
+    void lock_holderProcessKilled_freesAfterLease() throws Exception {
+        long leaseMillis = 1000;
+        try (ChildJvm child = ChildJvm.start(LockHolderMain.class,
+                redis.server().uri(), prefix, name, Long.toString(leaseMillis))) {
+            String locked = child.awaitLine("LOCKED", Duration.ofSeconds(60));
+            long childToken = Long.parseLong(locked.substring("LOCKED ".length()).trim());
+            DistributedLock lock = client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>())
+                    .lock(name);
+            assertFalse(lock.tryLock(), "held by the child");
+            child.kill();
+            assertTrue(lock.tryLock(60, TimeUnit.SECONDS), "free once the dead holder's lease ran out");
+            assertTrue(lock.fencingToken() > childToken);
+            lock.unlock();
+        }
+    }
+
+    /* --------------- fencing tokens --------------- */
+
+    /** Fencing tokens strictly increase over 1,000 acquisitions by 4 clients. */
+    @Test
+    void fencingToken_1000AcquisitionsBy4Clients_strictlyIncrease() throws Exception {
+        List<DistributedLock> locks = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+            locks.add(client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>()).lock(name));
+        }
+        List<Long> tokens = new ArrayList<>(); // appended only under the lock
+        List<Background<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            DistributedLock lock = locks.get(t % 4);
+            workers.add(Background.start("worker-" + t, () -> {
+                for (int i = 0; i < 125; i++) {
+                    lock.lock();
+                    try {
+                        tokens.add(lock.fencingToken());
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Background<Void> worker : workers) {
+            worker.get();
+        }
+        assertEquals(1000, tokens.size());
+        for (int i = 1; i < tokens.size(); i++) {
+            assertTrue(tokens.get(i) > tokens.get(i - 1), "token " + i + ": " + tokens.get(i) + " after " + tokens.get(i - 1));
+        }
+    }
+
+    /* --------------- faults --------------- */
+
+    /** SCRIPT FLUSH, repeated while 4 threads loop lock/unlock: no error reaches the caller. */
+    @Test
+    void lockUnlock_scriptFlushedRepeatedly_noErrorReachesCaller() throws Exception {
+        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>());
+        DistributedLock lock = client.lock(name);
+        RedisCommands<String, String> admin = commands(redis.server().uri());
+        CountDownLatch flushed = new CountDownLatch(1);
+        List<Background<Integer>> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            workers.add(Background.start("worker-" + t, () -> {
+                int rounds = 0;
+                while (flushed.getCount() > 0 || rounds < 50) {
+                    lock.lock();
+                    lock.unlock();
+                    rounds++;
+                }
+                return rounds;
+            }));
+        }
+        for (int i = 0; i < 50; i++) {
+            admin.scriptFlush();
+        }
+        flushed.countDown();
+        for (Background<Integer> worker : workers) {
+            assertTrue(worker.get() >= 50);
+        }
+    }
+
+    /**
+     * A Redis restart (same port, state kept in its append-only file) in the middle of 4 threads
+     * looping lock/unlock: once Redis is back no error reaches the caller, and mutual exclusion
+     * holds throughout.
+     */
+    @Test
+    @Tag("fault")
+    void lockUnlock_redisRestarted_noErrorOnceBackAndMutualExclusionHolds() throws Exception {
+        RedisServer server = RedisServers.start(RedisServers.Options.defaults().managed()
+                .args("--appendonly", "yes", "--appendfsync", "always"));
+        closeAfter.add(server);
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .commandTimeout(Duration.ofSeconds(2)).build();
+        closeAfter.add(client);
+        DistributedLock lock = client.lock(name);
+        int threads = 4;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicBoolean back = new AtomicBoolean();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicIntegerArray roundsOnceBack = new AtomicIntegerArray(threads);
+        List<Throwable> errorsOnceBack = new CopyOnWriteArrayList<>();
+        CountDownLatch looping = new CountDownLatch(threads);
+        List<Background<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int worker = t;
+            workers.add(Background.start("worker-" + t, () -> {
+                int rounds = 0;
+                while (!stop.get()) {
+                    boolean wasBack = back.get();
+                    try {
+                        lock.lock();
+                        try {
+                            if (inside.incrementAndGet() > 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            inside.decrementAndGet();
+                        } finally {
+                            lock.unlock();
+                        }
+                        if (++rounds == 10) {
+                            looping.countDown();
+                        }
+                        if (wasBack) {
+                            roundsOnceBack.incrementAndGet(worker);
+                        }
+                    } catch (SynchronizerException | IllegalMonitorStateException e) {
+                        if (wasBack) {
+                            errorsOnceBack.add(e);
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        looping.await();
+        server.restart();
+        // "Back" from the client's point of view: its connection answers again.
+        Await.until("the client reconnects", () -> {
+            try {
+                lock.isLocked();
+                return true;
+            } catch (SynchronizerException e) {
+                return false;
+            }
+        });
+        back.set(true);
+        Await.until("every worker has looped 50 times since", () -> {
+            for (int t = 0; t < threads; t++) {
+                if (roundsOnceBack.get(t) < 50 && errorsOnceBack.isEmpty()) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        stop.set(true);
+        for (Background<Void> worker : workers) {
+            worker.get();
+        }
+        assertTrue(errorsOnceBack.isEmpty(), "errors once Redis was back: " + errorsOnceBack);
+        assertEquals(0, overlaps.get(), "two holders at once");
+    }
+
+    /* --------------- bad input --------------- */
+
+    /** Null and empty names: NullPointerException / IllegalArgumentException naming the argument. */
+    @Test
+    void lock_badName_throwsNamingTheArgument() {
+        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>());
+        NullPointerException nil = assertThrows(NullPointerException.class, () -> client.lock(null));
+        assertTrue(nil.getMessage().contains("name"), nil.getMessage());
+        IllegalArgumentException empty = assertThrows(IllegalArgumentException.class, () -> client.lock(""));
+        assertTrue(empty.getMessage().contains("name"), empty.getMessage());
+    }
+
+    /** A name whose key already holds another Redis type: a clear exception, and the foreign key untouched. */
+    @Test
+    void lock_keyOfAnotherType_throwsWrongTypeAndLeavesKeyAlone() {
+        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>());
+        RedisCommands<String, String> admin = commands(redis.server().uri());
+        String key = prefix + ":lock:{" + name + "}";
+        admin.set(key, "someone else's value");
+        DistributedLock lock = client.lock(name);
+        SynchronizerException thrown = assertThrows(SynchronizerException.class, lock::lock);
+        assertTrue(thrown.getMessage().contains("WRONGTYPE") && thrown.getMessage().contains(name), thrown.getMessage());
+        assertThrows(SynchronizerException.class, lock::tryLock);
+        assertThrows(SynchronizerException.class, lock::forceUnlock);
+        assertEquals(0, lock.getHoldCount());
+        assertEquals("someone else's value", admin.get(key));
+        assertEquals(-1L, admin.pttl(key), "no TTL added");
+        assertEquals(0, client.watchdogEntries());
+        admin.del(key);
+    }
+
+    /* --------------- unreachable Redis --------------- */
+
+    /** Redis unreachable at start: a clear exception within a bounded time, never a hang. */
+    @Test
+    void create_redisUnreachable_throwsUnavailable() throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        String uri = "redis://127.0.0.1:" + port;
+        SynchronizerUnavailableException thrown = assertTimeoutPreemptively(Duration.ofSeconds(60), () ->
+                assertThrows(SynchronizerUnavailableException.class, () -> RedisSynchronizers.builder().uri(uri)
+                        .commandTimeout(Duration.ofSeconds(1)).build()));
+        assertTrue(thrown.getMessage().contains("127.0.0.1:" + port), thrown.getMessage());
+    }
+
+    /** Redis stops answering (SIGSTOP) or dies during calls: a clear exception within a bounded time. */
+    @Test
+    void lock_redisPausedOrKilled_throwsUnavailable() throws Exception {
+        RedisServer server = redis.startManaged();
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .commandTimeout(Duration.ofMillis(500)).build();
+        closeAfter.add(client);
+        DistributedLock lock = client.lock(name);
+        server.pause();
+        try {
+            assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+                assertThrows(SynchronizerUnavailableException.class, lock::lock);
+                assertThrows(SynchronizerUnavailableException.class, () -> lock.tryLock(10, TimeUnit.SECONDS));
+            });
+        } finally {
+            server.resume();
+        }
+        assertEquals(0, lock.getHoldCount());
+        lock.lock(); // answers again once resumed
+        server.kill();
+        // Owner-bound: runs on this thread, bounded by the 500 ms command timeout.
+        assertThrows(SynchronizerUnavailableException.class, lock::unlock);
+        assertEquals(0, lock.getHoldCount(), "the hold is dropped locally and expires with its lease");
+        assertEquals(0, client.watchdogEntries());
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            assertThrows(SynchronizerUnavailableException.class, lock::tryLock);
+        });
+    }
+
+    /* --------------- helpers --------------- */
+
+    private RedisSynchronizers client(String uri, Duration lease, BlockingQueue<LostHold> lost) {
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix).lease(lease)
+                .lostHoldListener(lost::add).build();
+        closeAfter.add(client);
+        return client;
+    }
+
+    private RedisCommands<String, String> commands(String uri) {
+        RedisClient client = RedisClient.create(uri);
+        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
+        closeAfter.add(client::shutdown);
+        closeAfter.add(connection);
+        return connection.sync();
+    }
+
+    private static long stat(String info, String field) {
+        Matcher m = Pattern.compile("(?m)^" + field + ":(\\d+)").matcher(info);
+        if (!m.find()) {
+            throw new AssertionError(field + " not in INFO: " + info);
+        }
+        return Long.parseLong(m.group(1));
+    }
+
+    private static Map<String, Long> commandCalls(String info) {
+        Map<String, Long> calls = new HashMap<>();
+        Matcher m = Pattern.compile("(?m)^cmdstat_([^:]+):calls=(\\d+)").matcher(info);
+        while (m.find()) {
+            calls.put(m.group(1), Long.parseLong(m.group(2)));
+        }
+        return calls;
+    }
+}

@@ -1,0 +1,134 @@
+package dev.synchronizers.redis.script;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * What the {@code *LuaTest} classes share: one client on the fixture's server, plain commands to
+ * set up and inspect keys, a {@link ScriptRegistry} to run the scripts, and key names unique to
+ * each test.
+ */
+final class LuaHarness implements AutoCloseable {
+
+    /**
+     * How long to wait for a reply or a message before calling the test broken. It only ends a
+     * hung test; no test passes or fails on how long something took.
+     */
+    static final long PATIENCE_SECONDS = 30;
+
+    /** A lease no test outlives, so a key set with it cannot expire during the test. */
+    static final long LONG_LEASE_MS = 600_000;
+
+    private final RedisClient client;
+    private final StatefulRedisConnection<String, String> connection;
+    final RedisCommands<String, String> redis;
+    final ScriptRegistry scripts;
+
+    private LuaHarness(String uri) {
+        client = RedisClient.create(uri);
+        connection = client.connect(StringCodec.UTF8);
+        redis = connection.sync();
+        scripts = new ScriptRegistry(connection.async());
+    }
+
+    static LuaHarness connect(String uri) {
+        return new LuaHarness(uri);
+    }
+
+    /**
+     * Returns a key-name base unique to this test method and run, with the test in a hash tag as
+     * {@code LockKeys} does, e.g. {@code test:lock:{LockReleaseLuaTest.release_x:1f2e3d4c}}.
+     */
+    static String uniqueName(TestInfo test) {
+        String method = test.getTestMethod().map(Method::getName).orElse("test");
+        String clazz = test.getTestClass().map(Class::getSimpleName).orElse("Test");
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        return "test:lock:{" + clazz + "." + method + ":" + suffix + "}";
+    }
+
+    /** Runs a script and waits for its reply. */
+    <T> T run(Script script, String[] keys, String... args)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        return scripts.<T>run(script, keys, args).toCompletableFuture().get(PATIENCE_SECONDS, TimeUnit.SECONDS);
+    }
+
+    /** Runs a script that must fail, and returns the client's exception. */
+    Throwable failure(Script script, String[] keys, String... args) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> run(script, keys, args),
+                () -> script.file + " should have failed");
+        return e.getCause();
+    }
+
+    /** Returns the server's clock in microseconds, as the scripts read it (TIME). */
+    long serverMicros() {
+        List<String> time = redis.time();
+        return Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
+    }
+
+    /**
+     * Subscribes a new Pub/Sub connection to a channel and returns once the server has confirmed
+     * the subscription. Every message on the channel lands in the returned subscription's queue.
+     */
+    Subscription subscribe(String channel) {
+        return new Subscription(client.connectPubSub(StringCodec.UTF8), channel);
+    }
+
+    /** Messages of one channel, in the order the server sent them. */
+    static final class Subscription implements AutoCloseable {
+
+        private final StatefulRedisPubSubConnection<String, String> connection;
+        private final BlockingQueue<String> messages = new LinkedBlockingQueue<>();
+
+        private Subscription(StatefulRedisPubSubConnection<String, String> connection, String channel) {
+            this.connection = connection;
+            connection.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String from, String message) {
+                    if (from.equals(channel)) {
+                        messages.add(message);
+                    }
+                }
+            });
+            connection.sync().subscribe(channel);
+        }
+
+        /**
+         * Returns the next message, waiting for it.
+         *
+         * @throws AssertionError if none arrives within {@link #PATIENCE_SECONDS}
+         */
+        String next() throws InterruptedException {
+            String message = messages.poll(PATIENCE_SECONDS, TimeUnit.SECONDS);
+            if (message == null) {
+                throw new AssertionError("no message within " + PATIENCE_SECONDS + " s");
+            }
+            return message;
+        }
+
+        @Override
+        public void close() {
+            connection.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        connection.close();
+        client.shutdown();
+    }
+}

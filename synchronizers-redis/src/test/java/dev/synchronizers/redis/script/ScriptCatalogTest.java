@@ -1,0 +1,248 @@
+package dev.synchronizers.redis.script;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.net.JarURLConnection;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLConnection;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Keeps {@link Script} in step with the Lua files (STYLE R4, R5): one constant per file, headers
+ * that declare the arity the constant claims, and no {@code KEYS[n]} / {@code ARGV[n]} below the
+ * header. The header is the leading comment block plus the {@code local} lines right after it that
+ * name the inputs, as in R4's example; anything after them is the body. Needs no Redis.
+ */
+class ScriptCatalogTest {
+
+    /** {@code -- KEYS[1] lock ...}, {@code -- KEYS[i] lock i ...}. */
+    private static final Pattern KEYS_LINE = Pattern.compile("^--\\s+KEYS\\[([^\\]]+)\\]\\s+\\S.*$");
+    /** {@code -- ARGV[2] lease_ms ...}, {@code -- ARGV[i+1] owner i ...}. */
+    private static final Pattern ARGV_LINE = Pattern.compile("^--\\s+ARGV\\[([^\\]]+)\\]\\s+\\S.*$");
+    /** The per-key argument of a batched script: {@code i+<fixed argument count>}. */
+    private static final Pattern PER_KEY_INDEX = Pattern.compile("^i\\s*\\+\\s*(\\d+)$");
+    private static final Pattern LITERAL_INDEX = Pattern.compile("(KEYS|ARGV)\\[\\d");
+    /** One input, as a naming line reads it: {@code KEYS[1]}, {@code tonumber(ARGV[2])}. */
+    private static final String INPUT = "(?:tonumber\\()?(?:KEYS|ARGV)\\[\\d+\\]\\)?";
+    /** A line of the header that names inputs: {@code local lock, token_key = KEYS[1], KEYS[2]}. */
+    private static final Pattern NAMING_LINE = Pattern.compile(
+            "^local\\s+\\w+(?:\\s*,\\s*\\w+)*\\s*=\\s*" + INPUT + "(?:\\s*,\\s*" + INPUT + ")*\\s*$");
+    private static final Pattern INPUT_REFERENCE = Pattern.compile("(KEYS|ARGV)\\[(\\d+)\\]");
+
+    /* --------------- files and constants --------------- */
+
+    @Test
+    void catalogue_everyLuaFile_hasExactlyOneConstant() throws IOException, URISyntaxException {
+        Map<String, List<Script>> byFile = new TreeMap<>();
+        for (Script script : Script.values()) {
+            byFile.computeIfAbsent(script.file, f -> new ArrayList<>()).add(script);
+        }
+        for (String file : luaFiles()) {
+            List<Script> constants = byFile.getOrDefault(file, List.of());
+            assertEquals(1, constants.size(),
+                    () -> file + " should have exactly one Script constant, has " + constants);
+        }
+    }
+
+    @Test
+    void catalogue_everyConstant_hasItsFile() throws IOException, URISyntaxException {
+        TreeSet<String> files = luaFiles();
+        for (Script script : Script.values()) {
+            assertTrue(files.contains(script.file),
+                    () -> script + " names " + script.file + ", which is not in "
+                            + Script.RESOURCE_FOLDER + " (files there: " + files + ")");
+        }
+    }
+
+    /* --------------- headers --------------- */
+
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void header_firstLine_namesTheFile(Script script) {
+        String first = lines(script).get(0);
+        assertTrue(first.startsWith("-- " + script.file + ": ") && first.length() > script.file.length() + 5,
+                () -> script.file + ": first line should be '-- " + script.file + ": <what it does>', is '"
+                        + first + "'");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void header_keysLines_matchTheConstant(Script script) {
+        List<String> indexes = headerIndexes(script, KEYS_LINE);
+        if (script.batched()) {
+            assertEquals(List.of("i"), indexes,
+                    () -> script.file + ": a batched script's header should declare one KEYS[i] line");
+        } else {
+            assertFalse(indexes.contains("i"),
+                    () -> script.file + ": header declares KEYS[i] but " + script + " is not Script.BATCHED");
+            assertEquals(numbered(script.keys), indexes,
+                    () -> script.file + ": header KEYS lines should be KEYS[1.." + script.keys + "] to match "
+                            + script + ".keys");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void header_argvLines_matchTheConstant(Script script) {
+        List<String> indexes = headerIndexes(script, ARGV_LINE);
+        List<String> fixed = new ArrayList<>();
+        List<String> perKey = new ArrayList<>();
+        for (String index : indexes) {
+            (index.chars().allMatch(Character::isDigit) ? fixed : perKey).add(index);
+        }
+        assertEquals(numbered(script.args), fixed,
+                () -> script.file + ": header's fixed ARGV lines should be ARGV[1.." + script.args
+                        + "] to match " + script + ".args");
+        if (script.batched()) {
+            assertEquals(1, perKey.size(),
+                    () -> script.file + ": a batched script's header should declare one ARGV[i+" + script.args
+                            + "] line, has " + perKey);
+            Matcher m = PER_KEY_INDEX.matcher(perKey.get(0));
+            assertTrue(m.matches() && Integer.parseInt(m.group(1)) == script.args,
+                    () -> script.file + ": per-key argument should be ARGV[i+" + script.args + "], is ARGV["
+                            + perKey.get(0) + "]");
+        } else {
+            assertEquals(List.of(), perKey,
+                    () -> script.file + ": header declares per-key ARGV lines but " + script
+                            + " is not Script.BATCHED");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void header_namingLines_nameEachNumberedInputOnce(Script script) {
+        List<String> lines = lines(script);
+        List<String> named = new ArrayList<>();
+        for (String line : lines.subList(commentLength(lines), headerLength(lines))) {
+            Matcher m = INPUT_REFERENCE.matcher(line);
+            while (m.find()) {
+                named.add(m.group(1) + "[" + m.group(2) + "]");
+            }
+        }
+        List<String> expected = new ArrayList<>();
+        if (!script.batched()) {
+            numbered(script.keys).forEach(i -> expected.add("KEYS[" + i + "]"));
+        }
+        numbered(script.args).forEach(i -> expected.add("ARGV[" + i + "]"));
+        assertEquals(expected, named, () -> script.file
+                + ": the 'local ... = KEYS[n], ARGV[n]' lines after the comments should name each input once, in order");
+    }
+
+    /* --------------- body --------------- */
+
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void body_belowHeader_hasNoLiteralKeysOrArgvIndex(Script script) {
+        List<String> lines = lines(script);
+        int body = headerLength(lines);
+        assertTrue(body < lines.size(), () -> script.file + " has a header and no code");
+        for (int i = body; i < lines.size(); i++) {
+            String line = lines.get(i);
+            int lineNumber = i + 1;
+            assertFalse(LITERAL_INDEX.matcher(line).find(),
+                    () -> script.file + ":" + lineNumber + " uses KEYS[n]/ARGV[n] below the header: " + line);
+        }
+    }
+
+    /* --------------- helpers --------------- */
+
+    private static List<String> lines(Script script) {
+        List<String> lines = ScriptRegistry.text(script).lines().toList();
+        assertFalse(lines.isEmpty(), () -> script.file + " is empty");
+        return lines;
+    }
+
+    /** The number of leading comment lines: the contract. */
+    private static int commentLength(List<String> lines) {
+        int n = 0;
+        while (n < lines.size() && lines.get(n).startsWith("--")) {
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * The number of lines of the header: the leading comments and the {@code local} lines right
+     * after them that name the inputs (STYLE R4: the header "names its inputs once").
+     */
+    private static int headerLength(List<String> lines) {
+        int n = commentLength(lines);
+        while (n < lines.size() && NAMING_LINE.matcher(lines.get(n)).matches()) {
+            n++;
+        }
+        return n;
+    }
+
+    /** The indexes of the header lines the pattern matches, in file order. */
+    private static List<String> headerIndexes(Script script, Pattern pattern) {
+        List<String> lines = lines(script);
+        List<String> indexes = new ArrayList<>();
+        for (String line : lines.subList(0, commentLength(lines))) {
+            Matcher m = pattern.matcher(line);
+            if (m.matches()) {
+                indexes.add(m.group(1).replace(" ", ""));
+            }
+        }
+        return indexes;
+    }
+
+    private static List<String> numbered(int count) {
+        List<String> indexes = new ArrayList<>();
+        for (int i = 1; i <= count; i++) {
+            indexes.add(Integer.toString(i));
+        }
+        return indexes;
+    }
+
+    /** The names of the {@code .lua} files in the resource folder, from a directory or a jar. */
+    private static TreeSet<String> luaFiles() throws IOException, URISyntaxException {
+        URL folder = Script.class.getClassLoader().getResource(Script.RESOURCE_FOLDER);
+        assertNotNull(folder, () -> Script.RESOURCE_FOLDER + " is not on the test classpath");
+        TreeSet<String> files = new TreeSet<>();
+        switch (folder.getProtocol()) {
+            case "file" -> {
+                try (Stream<Path> entries = Files.list(Path.of(folder.toURI()))) {
+                    entries.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".lua")).forEach(files::add);
+                }
+            }
+            case "jar" -> {
+                URLConnection connection = folder.openConnection();
+                connection.setUseCaches(false);   // our own JarFile, which we may close
+                try (JarFile jar = ((JarURLConnection) connection).getJarFile()) {
+                    String prefix = ((JarURLConnection) connection).getEntryName();
+                    for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
+                        String name = e.nextElement().getName();
+                        if (name.startsWith(prefix) && name.endsWith(".lua")
+                                && name.indexOf('/', prefix.length()) < 0) {
+                            files.add(name.substring(prefix.length()));
+                        }
+                    }
+                }
+            }
+            default -> fail("cannot list " + folder + ": neither a directory nor a jar");
+        }
+        assertFalse(files.isEmpty(), () -> "no .lua file in " + folder);
+        return files;
+    }
+}

@@ -1,0 +1,136 @@
+package dev.synchronizers.redis.script;
+
+import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.testkit.RedisExtension;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** {@link ScriptRegistry} against a real server: SHA1s, the EVAL fallback and the arity check. */
+@Tag("redis")
+class ScriptRegistryTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private static LuaHarness lua;
+
+    private String lock;
+    private String tokenKey;
+
+    @BeforeAll
+    static void connect() {
+        lua = LuaHarness.connect(redis.server().uri());
+    }
+
+    @AfterAll
+    static void disconnect() {
+        if (lua != null) {
+            lua.close();
+        }
+    }
+
+    @BeforeEach
+    void names(TestInfo test) {
+        lock = LuaHarness.uniqueName(test);
+        tokenKey = lock + ":token";
+    }
+
+    private List<Object> acquire(String owner) throws Exception {
+        return lua.run(Script.LOCK_ACQUIRE, new String[] {lock, tokenKey}, owner, Long.toString(LONG_LEASE_MS));
+    }
+
+    /* --------------- sha --------------- */
+
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void sha_everyScript_equalsWhatScriptLoadReturns(Script script) {
+        assertEquals(lua.redis.scriptLoad(ScriptRegistry.text(script)), lua.scripts.sha(script), script.file);
+    }
+
+    /* --------------- NOSCRIPT --------------- */
+
+    @Test
+    void run_afterScriptFlush_fallsBackToEvalAndCachesTheScript() throws Exception {
+        lua.redis.scriptFlush();
+        String sha = lua.scripts.sha(Script.LOCK_ACQUIRE);
+        assertEquals(List.of(false), lua.redis.scriptExists(sha));
+
+        List<Object> reply = acquire("owner-a");
+
+        assertEquals(1L, reply.get(0), () -> "reply " + reply);
+        assertEquals(reply.get(1).toString(), lua.redis.hget(lock, "owner-a"));
+        assertEquals(List.of(true), lua.redis.scriptExists(sha), "EVAL caches the script again");
+    }
+
+    @Test
+    void run_repeatedFlushes_neverFails() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            lua.redis.scriptFlush();
+            List<Object> reply = acquire("owner-" + i);
+            int round = i;
+            assertEquals(1L, reply.get(0), () -> "round " + round + ": reply " + reply);
+            assertEquals(1L, lua.redis.del(lock));
+        }
+    }
+
+    /* --------------- arity --------------- */
+
+    @Test
+    void run_wrongArity_throwsBeforeAnythingReachesRedis() {
+        // A connection of its own, so that its last command as the server records it shows
+        // whether any of the calls below was sent.
+        RedisClient client = RedisClient.create(redis.server().uri());
+        try (StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8)) {
+            long id = connection.sync().clientId();
+            connection.sync().ping();
+            ScriptRegistry registry = new ScriptRegistry(connection.async());
+            String[] two = {lock, tokenKey};
+
+            assertArity(() -> registry.run(Script.LOCK_ACQUIRE, new String[] {lock}, "owner-a", "1000"));
+            assertArity(() -> registry.run(Script.LOCK_ACQUIRE, new String[] {lock, tokenKey, lock}, "owner-a", "1000"));
+            assertArity(() -> registry.run(Script.LOCK_ACQUIRE, two, "owner-a"));
+            assertArity(() -> registry.run(Script.LOCK_ACQUIRE_WAITING, two, "owner-a", "1000", "extra"));
+            assertArity(() -> registry.run(Script.LOCK_RELEASE, two, "owner-a"));
+            assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, two, "unexpected"));
+            assertArity(() -> registry.run(Script.LOCK_RENEW, new String[0], "1000"));
+            assertArity(() -> registry.run(Script.LOCK_RENEW, two, "1000", "owner-a"));
+            assertArity(() -> registry.run(Script.LOCK_RENEW, new String[] {lock}, "1000"));
+
+            assertEquals("ping", lastCommand(id), "a rejected call must send nothing");
+            assertEquals(0L, lua.redis.exists(lock, tokenKey));
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    private static void assertArity(Executable call) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+        assertTrue(e.getMessage().contains(".lua"), () -> "the message should name the script: " + e.getMessage());
+    }
+
+    /** The {@code cmd=} of a client in {@code CLIENT LIST}: the last command it ran. */
+    private static String lastCommand(long id) {
+        String list = lua.redis.clientList();
+        Matcher m = Pattern.compile("(?m)^id=" + id + " .*?\\bcmd=(\\S+)").matcher(list);
+        assertTrue(m.find(), () -> "client " + id + " not in CLIENT LIST:\n" + list);
+        return m.group(1);
+    }
+}
