@@ -3,7 +3,6 @@ package dev.synchronizers.redis;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Turns one-shot acquire steps into the blocking semantics of {@code java.util.concurrent}: the
@@ -16,7 +15,7 @@ import java.util.concurrent.locks.LockSupport;
  * the holder's remaining lease is up, whichever is first. It never polls Redis in a loop: every
  * attempt follows a wake-up, an expired lease, or a reconnect.
  *
- * <p>Uses {@link LockSupport#parkNanos} and a {@link Semaphore}, never {@code synchronized}, so a
+ * <p>Uses {@link java.util.concurrent.locks.LockSupport#parkNanos} and a {@link Semaphore}, never {@code synchronized}, so a
  * waiting virtual thread does not pin its carrier.
  */
 final class Acquirer {
@@ -41,8 +40,8 @@ final class Acquirer {
     private final long recheckNanos;
     /** Admits one local waiter at a time to Redis, in arrival order. */
     private final Semaphore gate = new Semaphore(1, true);
-    /** The local waiter that talks to Redis now, for a local release to wake it at once. */
-    private volatile Thread head;
+    /** The subscription of the local waiter that talks to Redis now, for a local release to wake it at once. */
+    private volatile WakeupDispatcher.Subscription head;
 
     Acquirer(WakeupDispatcher wakeups, String channel, long recheckMillis) {
         this.wakeups = wakeups;
@@ -82,8 +81,10 @@ final class Acquirer {
         }
         boolean interrupted = false;
         try (WakeupDispatcher.Subscription subscription = wakeups.subscribe(channel)) {
-            head = Thread.currentThread();
+            head = subscription;
             while (true) {
+                // Forget wake-ups before the check, so any release after it wakes the sleep below.
+                subscription.reset();
                 Attempt attempt = step.attempt(true);
                 if (attempt.acquired()) {
                     return attempt;
@@ -95,7 +96,7 @@ final class Acquirer {
                 long holderNanos = attempt.holderTtlMillis() > 0
                         ? TimeUnit.MILLISECONDS.toNanos(attempt.holderTtlMillis())
                         : recheckNanos;
-                LockSupport.parkNanos(this, Math.min(remaining, holderNanos));
+                subscription.await(Math.min(remaining, holderNanos));
                 if (Thread.interrupted()) {
                     if (interruptible) {
                         throw new InterruptedException();
@@ -114,9 +115,9 @@ final class Acquirer {
 
     /** Wakes the local waiter that talks to Redis, if any: a local release need not wait for Pub/Sub. */
     void wakeHead() {
-        Thread waiter = head;
+        WakeupDispatcher.Subscription waiter = head;
         if (waiter != null) {
-            LockSupport.unpark(waiter);
+            waiter.wake();
         }
     }
 

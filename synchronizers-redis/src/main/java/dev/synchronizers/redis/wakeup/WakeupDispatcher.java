@@ -20,8 +20,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>One Pub/Sub connection serves every waiter of the client. A channel is subscribed when its
  * first local waiter arrives and unsubscribed when its last one leaves; {@link #subscribe} returns
  * only once Redis has confirmed the subscription, so a waiter that subscribes and then checks the
- * state in Redis cannot miss a wake-up published after that check. A wake-up is
- * {@link LockSupport#unpark(Thread)}: it is remembered if it arrives before the waiter parks.
+ * state in Redis cannot miss a wake-up published after that check. A wake-up sets a flag on the
+ * subscription and unparks its thread, so it is remembered however the thread is busy when it
+ * arrives: a bare unpark permit would be used up by any other park, such as the wait for a reply.
  *
  * <p>After the connection is re-established (a Redis restart, a network blip, a failover) every
  * waiter of every channel is woken, because messages published while it was down are lost; the
@@ -72,7 +73,7 @@ public final class WakeupDispatcher implements AutoCloseable {
      *     confirmed within the timeout; the thread is then not subscribed
      */
     public Subscription subscribe(String channel) {
-        Thread waiter = Thread.currentThread();
+        Subscription subscription = new Subscription(channel, Thread.currentThread());
         CompletableFuture<Void> confirmed;
         membership.lock();
         try {
@@ -80,12 +81,11 @@ public final class WakeupDispatcher implements AutoCloseable {
             if (state.waiters.isEmpty()) {
                 state.confirmed = connection.async().subscribe(channel).toCompletableFuture();
             }
-            state.waiters.add(waiter);
+            state.waiters.add(subscription);
             confirmed = state.confirmed;
         } finally {
             membership.unlock();
         }
-        Subscription subscription = new Subscription(channel, waiter);
         try {
             Replies.await(confirmed, timeout, "subscribe to wake-ups on '" + channel + "'");
         } catch (RuntimeException e) {
@@ -107,18 +107,18 @@ public final class WakeupDispatcher implements AutoCloseable {
     /** Wakes every waiter of every channel; used after a reconnect and on close. */
     public void wakeAll() {
         for (Channel state : channels.values()) {
-            state.waiters.forEach(LockSupport::unpark);
+            state.waiters.forEach(Subscription::wake);
         }
     }
 
     private void wake(String channel) {
         Channel state = channels.get(channel);
         if (state != null) {
-            state.waiters.forEach(LockSupport::unpark);
+            state.waiters.forEach(Subscription::wake);
         }
     }
 
-    private void leave(String channel, Thread waiter) {
+    private void leave(String channel, Subscription waiter) {
         membership.lock();
         try {
             Channel state = channels.get(channel);
@@ -141,10 +141,15 @@ public final class WakeupDispatcher implements AutoCloseable {
         wakeAll();
     }
 
-    /** A thread's subscription to one channel; {@link #close()} ends it. Not thread-safe. */
+    /**
+     * A thread's subscription to one channel; {@link #close()} ends it. Only the subscribing
+     * thread calls {@link #reset()}, {@link #await(long)} and {@link #close()}; anyone may
+     * {@link #wake()} it.
+     */
     public final class Subscription implements AutoCloseable {
         private final String channel;
         private final Thread waiter;
+        private volatile boolean woken;
         private boolean closed;
 
         private Subscription(String channel, Thread waiter) {
@@ -152,18 +157,46 @@ public final class WakeupDispatcher implements AutoCloseable {
             this.waiter = waiter;
         }
 
+        /** Forgets earlier wake-ups; call it before each check of the state in Redis. */
+        public void reset() {
+            woken = false;
+        }
+
+        /** Wakes the subscribed thread, now or at its next {@link #await(long)}. */
+        public void wake() {
+            woken = true;
+            LockSupport.unpark(waiter);
+        }
+
+        /**
+         * Sleeps until woken (since the last {@link #reset()}), the time is up, or the thread is
+         * interrupted; the interrupt status is left set for the caller to handle.
+         *
+         * @param nanos the longest time to sleep
+         */
+        public void await(long nanos) {
+            long deadline = System.nanoTime() + nanos;
+            while (!woken && !waiter.isInterrupted()) {
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    return;
+                }
+                LockSupport.parkNanos(this, remaining);
+            }
+        }
+
         /** Unsubscribes the thread; the channel itself is unsubscribed after its last waiter. Idempotent. */
         @Override
         public void close() {
             if (!closed) {
                 closed = true;
-                leave(channel, waiter);
+                leave(channel, this);
             }
         }
     }
 
     private static final class Channel {
-        final Set<Thread> waiters = ConcurrentHashMap.newKeySet();
+        final Set<Subscription> waiters = ConcurrentHashMap.newKeySet();
         CompletableFuture<Void> confirmed;
     }
 }
