@@ -18,6 +18,7 @@ import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
+import io.lettuce.core.KillArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.event.command.CommandListener;
@@ -201,6 +202,34 @@ class RedisLockTest {
         assertThrows(LostHoldException.class, lock::unlock);
     }
 
+    /* --------------- wake-ups --------------- */
+
+    /**
+     * After the Pub/Sub connection is re-established, every waiter is woken to try again, since
+     * wake-ups published meanwhile are lost: the waiter runs a fresh attempt without waiting out
+     * the holder's lease.
+     */
+    @Test
+    void waiter_pubSubConnectionDropped_retriesAfterReconnect() throws Exception {
+        RedisServer server = redis.startManaged();
+        DistributedLock holder = client(server.uri(), Duration.ofSeconds(60), new LinkedBlockingQueue<>()).lock(name);
+        DistributedLock waiting = client(server.uri(), Duration.ofSeconds(60), new LinkedBlockingQueue<>()).lock(name);
+        RedisCommands<String, String> admin = commands(server.uri());
+        holder.lock();
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            waiting.lock();
+            waiting.unlock();
+            return true;
+        });
+        Await.until("the waiter is recorded", () -> admin.hexists(prefix + ":lock:{" + name + "}", ":waiting"));
+        long attempts = commandCalls(admin.info("commandstats")).get("evalsha");
+        admin.clientKill(KillArgs.Builder.typePubsub());
+        Await.until("the waiter tries again after the reconnect",
+                () -> commandCalls(admin.info("commandstats")).get("evalsha") > attempts);
+        holder.unlock();
+        assertTrue(waiter.get());
+    }
+
     /* --------------- crashes --------------- */
 
     /** A child JVM holding the lock is SIGKILLed: the lock frees itself when the lease runs out. */
@@ -366,6 +395,50 @@ class RedisLockTest {
         }
         assertTrue(errorsOnceBack.isEmpty(), "errors once Redis was back: " + errorsOnceBack);
         assertEquals(0, overlaps.get(), "two holders at once");
+    }
+
+    /* --------------- virtual threads --------------- */
+
+    /**
+     * Blocking calls are virtual-thread friendly: 200 virtual threads in 2 clients contend for one
+     * lock without a lost update. Runs on JDK 21 and later (the build targets 17, so the virtual
+     * thread factory is looked up reflectively); .ci/run runs it on the newest JDK installed.
+     */
+    @Test
+    void lock_200VirtualThreadsIn2Clients_noLostUpdate() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
+        Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+        java.util.concurrent.ThreadFactory factory = (java.util.concurrent.ThreadFactory)
+                Class.forName("java.lang.Thread$Builder").getMethod("factory").invoke(builder);
+        List<DistributedLock> locks = List.of(
+                client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>()).lock(name),
+                client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>()).lock(name));
+        int threads = 200;
+        AtomicInteger counter = new AtomicInteger(); // read and written separately: a plain, racy increment
+        CountDownLatch done = new CountDownLatch(threads);
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            DistributedLock lock = locks.get(t % 2);
+            factory.newThread(() -> {
+                try {
+                    for (int i = 0; i < 5; i++) {
+                        lock.lock();
+                        try {
+                            counter.set(counter.get() + 1);
+                        } finally {
+                            lock.unlock();
+                        }
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                } finally {
+                    done.countDown();
+                }
+            }).start();
+        }
+        assertTrue(done.await(120, TimeUnit.SECONDS), "all virtual threads finished");
+        assertTrue(failures.isEmpty(), failures.toString());
+        assertEquals(threads * 5, counter.get());
     }
 
     /* --------------- bad input --------------- */
