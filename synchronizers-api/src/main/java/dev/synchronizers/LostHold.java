@@ -40,6 +40,11 @@ public record LostHold(String name, String kind, long threadId, long fencingToke
          */
         UNRENEWABLE,
         /**
+         * The owning thread ended without releasing the hold. The watchdog stops renewing it, so it
+         * frees itself in the store when its lease runs out, as if the process had died.
+         */
+        ABANDONED,
+        /**
          * A hold taken with a fixed lease reached the end of that lease before it was released.
          * Listeners are not told of this cause, which the caller chose; {@code unlock()} reports it.
          */

@@ -1,11 +1,13 @@
--- lock-force-unlock.lua: release the lock whoever holds it (administrative) and wake a waiter.
+-- lock-force-unlock.lua: release the lock whoever holds it (administrative) and wake whoever waits.
 --
--- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while someone waits
--- KEYS[2] wakeups   channel published to when a waiter is recorded
+-- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while a non-fair waiter waits
+-- KEYS[2] queue     zset    fair waiter -> arrival order
+-- KEYS[3] places    zset    fair waiter -> end of its place's lease, server time in ms
+-- KEYS[4] wakeups   channel wake-ups are published to: 'released' for non-fair waiters, a fair waiter's owner
 --
 -- Returns 1  the lock was held and is released
 --         0  the lock was not held
-local lock, wakeups = KEYS[1], KEYS[2]
+local lock, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 if redis.call('EXISTS', lock) == 0 then
   return 0
@@ -14,5 +16,15 @@ local waiting = redis.call('HEXISTS', lock, ':waiting')
 redis.call('DEL', lock)
 if waiting == 1 then
   redis.call('PUBLISH', wakeups, 'released')
+end
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
+  redis.call('ZREM', queue, gone)
+end
+redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+local next_waiter = redis.call('ZRANGE', queue, 0, 0)[1]
+if next_waiter then
+  redis.call('PUBLISH', wakeups, next_waiter)
 end
 return 1

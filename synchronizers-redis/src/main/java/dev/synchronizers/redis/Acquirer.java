@@ -8,54 +8,73 @@ import java.util.concurrent.TimeUnit;
  * Turns one-shot acquire steps into the blocking semantics of {@code java.util.concurrent}: the
  * deadline, interrupts, sleeping on a wake-up or the holder's lease, and the local queue.
  *
- * <p>One acquirer serves one synchronizer name in one client. Its waiters queue locally, in
- * arrival order, behind a fair gate, so that only the head of the local queue talks to Redis: it
- * subscribes to the name's wake-up channel, tries again (a release published before the
+ * <p>One acquirer serves one synchronizer name in one client. A waiter tries once; if that fails
+ * it subscribes to the name's wake-up channel, tries again (a release published before the
  * subscription was active is seen by this second try), and then sleeps until a wake-up arrives or
- * the holder's remaining lease is up, whichever is first. It never polls Redis in a loop: every
- * attempt follows a wake-up, an expired lease, or a reconnect.
+ * until the time the failed try said the lock could change hands without one (the holder's
+ * remaining lease), whichever is first. It never polls Redis in a loop: every try follows a
+ * wake-up, an expired lease, or a reconnect.
  *
- * <p>Uses {@link java.util.concurrent.locks.LockSupport#parkNanos} and a {@link Semaphore}, never {@code synchronized}, so a
- * waiting virtual thread does not pin its carrier.
+ * <p>With a local queue (the non-fair lock), waiters of this client queue in arrival order behind a
+ * fair gate, so that only the first of them talks to Redis. Without one (the fair lock), every
+ * waiter keeps its own place in Redis's queue and is woken by name.
+ *
+ * <p>Uses {@link java.util.concurrent.locks.LockSupport#parkNanos} and a {@link Semaphore}, never
+ * {@code synchronized}, so a waiting virtual thread does not pin its carrier.
  */
 final class Acquirer {
 
     /** A timeout that means "wait until acquired". */
     static final long FOREVER = Long.MAX_VALUE;
 
-    /** One acquire step: one script call. */
-    @FunctionalInterface
+    /** One waiter's acquire steps: one script call each, plus what to do around the wait. */
     interface Step {
         /**
          * Tries once.
          *
-         * @param subscribed whether the caller is subscribed to wake-ups, so that a failed step
-         *     should record it as a waiter (and the release publish)
+         * @param subscribed whether the caller is subscribed to wake-ups, so that a failed try
+         *     should record it as a waiter
          */
         Attempt attempt(boolean subscribed);
+
+        /** Called once the waiter is subscribed and about to wait, e.g. to keep its queue place leased. */
+        default void waiting(WakeupDispatcher.Subscription subscription) {
+        }
+
+        /**
+         * Called once when the waiter stops: acquired, timed out, interrupted or failed. A waiter
+         * that did not acquire must leave no trace (e.g. leave the queue at once).
+         */
+        default void done(boolean acquired) {
+        }
     }
 
     private final WakeupDispatcher wakeups;
+    /** Throws IllegalStateException once the client is closed. */
+    private final Runnable checkOpen;
     private final String channel;
     private final long recheckNanos;
-    /** Admits one local waiter at a time to Redis, in arrival order. */
-    private final Semaphore gate = new Semaphore(1, true);
+    /** Admits one local waiter at a time to Redis, in arrival order; null without a local queue. */
+    private final Semaphore gate;
     /** The subscription of the local waiter that talks to Redis now, for a local release to wake it at once. */
     private volatile WakeupDispatcher.Subscription head;
 
-    Acquirer(WakeupDispatcher wakeups, String channel, long recheckMillis) {
+    Acquirer(WakeupDispatcher wakeups, String channel, long recheckMillis, boolean localQueue, Runnable checkOpen) {
         this.wakeups = wakeups;
+        this.checkOpen = checkOpen;
         this.channel = channel;
         this.recheckNanos = TimeUnit.MILLISECONDS.toNanos(recheckMillis);
+        this.gate = localQueue ? new Semaphore(1, true) : null;
     }
 
     /**
      * Acquires by repeating {@code step} until it succeeds, the timeout elapses or, if
      * {@code interruptible}, the thread is interrupted.
      *
-     * @param step the acquire step
+     * @param step the acquire steps
+     * @param owner the waiter's owner string, which a wake-up may name
      * @param timeoutNanos how long to wait: {@link #FOREVER}, or a duration; zero or less makes one
-     *     attempt without queueing
+     *     attempt
      * @param interruptible whether an interrupt ends the wait with {@link InterruptedException}; if
      *     not, the interrupt status is set again on return
      * @return the last attempt: acquired, or not when the timeout elapsed
@@ -63,26 +82,55 @@ final class Acquirer {
      *     status is cleared and nothing is held (a step in flight is waited for first, and a
      *     successful one returned rather than abandoned)
      */
-    Attempt acquire(Step step, long timeoutNanos, boolean interruptible) throws InterruptedException {
+    Attempt acquire(Step step, String owner, long timeoutNanos, boolean interruptible) throws InterruptedException {
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException();
         }
         long start = System.nanoTime();
         // Barge once, unless local waiters queue: they would only find the lock taken by a
         // neighbour and sleep again, costing Redis an attempt for nothing.
-        if (timeoutNanos <= 0 || !gate.hasQueuedThreads() && gate.availablePermits() > 0) {
+        if (timeoutNanos <= 0 || gate == null || !gate.hasQueuedThreads() && gate.availablePermits() > 0) {
             Attempt first = step.attempt(false);
             if (first.acquired() || timeoutNanos <= 0) {
+                step.done(first.acquired());
                 return first;
             }
         }
-        if (!enterQueue(start, timeoutNanos, interruptible)) {
-            return new Attempt(false, -1, -1, start);
+        boolean acquired = false;
+        try {
+            if (!enterLocalQueue(start, timeoutNanos, interruptible)) {
+                return new Attempt(false, -1, -1, start);
+            }
+            try {
+                Attempt attempt = waitInRedis(step, owner, start, timeoutNanos, interruptible);
+                acquired = attempt.acquired();
+                return attempt;
+            } finally {
+                if (gate != null) {
+                    gate.release();
+                }
+            }
+        } finally {
+            step.done(acquired);
         }
+    }
+
+    private Attempt waitInRedis(Step step, String owner, long start, long timeoutNanos, boolean interruptible)
+            throws InterruptedException {
         boolean interrupted = false;
-        try (WakeupDispatcher.Subscription subscription = wakeups.subscribe(channel)) {
-            head = subscription;
+        checkOpen.run();
+        try (WakeupDispatcher.Subscription subscription = wakeups.subscribe(channel, owner)) {
+            if (gate != null) {
+                head = subscription;
+            }
+            step.waiting(subscription);
             while (true) {
+                if (Thread.interrupted()) {
+                    if (interruptible) {
+                        throw new InterruptedException();
+                    }
+                    interrupted = true;
+                }
                 // Forget wake-ups before the check, so any release after it wakes the sleep below.
                 subscription.reset();
                 Attempt attempt = step.attempt(true);
@@ -93,20 +141,17 @@ final class Acquirer {
                 if (remaining <= 0) {
                     return attempt;
                 }
-                long holderNanos = attempt.holderTtlMillis() > 0
-                        ? TimeUnit.MILLISECONDS.toNanos(attempt.holderTtlMillis())
+                // A lease with under a millisecond left is one millisecond; no lease at all (a key
+                // someone else wrote) is re-checked after the client's lease.
+                long changeNanos = attempt.holderTtlMillis() >= 0
+                        ? TimeUnit.MILLISECONDS.toNanos(Math.max(1, attempt.holderTtlMillis()))
                         : recheckNanos;
-                subscription.await(Math.min(remaining, holderNanos));
-                if (Thread.interrupted()) {
-                    if (interruptible) {
-                        throw new InterruptedException();
-                    }
-                    interrupted = true;
-                }
+                subscription.await(Math.min(remaining, changeNanos));
             }
         } finally {
-            head = null;
-            gate.release();
+            if (gate != null) {
+                head = null;
+            }
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
@@ -121,12 +166,15 @@ final class Acquirer {
         }
     }
 
-    /** Tells whether local threads wait, for {@code toString()}. */
+    /** Tells whether local threads wait in the local queue, for {@code toString()}. */
     boolean hasWaiters() {
-        return head != null || gate.hasQueuedThreads();
+        return head != null || gate != null && gate.hasQueuedThreads();
     }
 
-    private boolean enterQueue(long start, long timeoutNanos, boolean interruptible) throws InterruptedException {
+    private boolean enterLocalQueue(long start, long timeoutNanos, boolean interruptible) throws InterruptedException {
+        if (gate == null) {
+            return true;
+        }
         if (timeoutNanos == FOREVER) {
             if (interruptible) {
                 gate.acquire();

@@ -45,7 +45,8 @@ final class LostHoldListeners {
     static String describe(LostHold.Cause cause) {
         return switch (cause) {
             case GONE -> "Redis no longer has it (lease expired, forced, or lost in a restart or failover)";
-            case UNRENEWABLE -> "the watchdog could not reach Redis for a whole lease";
+            case UNRENEWABLE -> "the watchdog could not reach Redis before the lease could run out";
+            case ABANDONED -> "its thread ended without releasing it; it expires with its lease";
             case LEASE_EXPIRED -> "its fixed lease ran out";
         };
     }

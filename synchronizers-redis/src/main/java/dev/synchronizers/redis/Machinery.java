@@ -6,7 +6,9 @@ import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -25,6 +27,11 @@ final class Machinery {
     final long leaseMillis;
     final Duration timeout;
     private final AtomicBoolean closed;
+    /**
+     * Synchronizer objects with holds in this JVM, kept strongly reachable: the factory's cache
+     * holds them weakly, and a hold must find the same object on unlock() however it is reached.
+     */
+    private final Set<Object> pinned = ConcurrentHashMap.newKeySet();
 
     Machinery(String clientId, String keyPrefix, RedisAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
@@ -39,6 +46,14 @@ final class Machinery {
         this.leaseMillis = leaseMillis;
         this.timeout = timeout;
         this.closed = closed;
+    }
+
+    void pin(Object synchronizer) {
+        pinned.add(synchronizer);
+    }
+
+    void unpin(Object synchronizer) {
+        pinned.remove(synchronizer);
     }
 
     /** The owner string of the current thread: client id and thread id. */

@@ -3,23 +3,36 @@ package dev.synchronizers.redis;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The reentrant, non-fair lock behind {@link dev.synchronizers.Synchronizers#lock(String)}.
+ * The reentrant lock behind {@link dev.synchronizers.Synchronizers#lock(String)} (non-fair) and
+ * {@link dev.synchronizers.Synchronizers#fairLock(String)} (fair); the {@link LockPolicy} says which.
  *
  * <p>A hold is owned by one thread of one client: the owner string is {@code <client-id>:<thread-id>}.
  * Reentrancy is counted in this object ({@link Hold}); Redis sees only the first acquisition,
- * which issues the fencing token, and the last release. A thread arriving while the lock is free
- * takes it even if others wait (non-fair); waiters of this client queue locally in arrival order
- * and only the first talks to Redis (see {@link Acquirer}).
+ * which issues the fencing token, and the last release.
+ *
+ * <p>Non-fair: a thread arriving while the lock is free takes it even if others wait; waiters of
+ * this client queue locally in arrival order and only the first talks to Redis (see
+ * {@link Acquirer}). Fair: every waiter of every client takes a place in one queue in Redis, in the
+ * order its first try reached Redis, and the lock goes to the first live waiter; a release wakes
+ * that waiter alone. A waiter that gives up (timeout, interrupt) leaves the queue at once; one that
+ * dies or is cut off leaves it when its place's lease (the client's lease, renewed by the watchdog
+ * while it waits) runs out. The untimed {@code tryLock()} barges; {@code tryLock(0, unit)} honours
+ * the queue.
  *
  * <p>A hold without a lease time is renewed by the client's watchdog; one with a lease time is
  * not, and ends with its lease. A hold that ends without {@link #unlock()} is lost: the lost-hold
@@ -36,20 +49,29 @@ import java.util.concurrent.locks.Condition;
  */
 final class RedisLock implements DistributedLock {
 
-    private static final String KIND = "lock";
+    private static final Logger log = LoggerFactory.getLogger(RedisLock.class);
+    /** Longer leases would lose precision in Lua's doubles and overflow Redis's expiry arithmetic. */
+    private static final long MAX_LEASE_MILLIS = TimeUnit.DAYS.toMillis(3650);
 
     private final String name;
+    private final String kind;
+    private final LockPolicy policy;
     private final LockKeys keys;
     private final Machinery machinery;
     private final Acquirer acquirer;
     /** This client's holds, by thread id. */
     private final Map<Long, Hold> holds = new ConcurrentHashMap<>();
 
-    RedisLock(String name, Machinery machinery) {
+    RedisLock(String name, LockPolicy policy, Machinery machinery) {
         this.name = name;
-        this.keys = LockKeys.of(machinery.keyPrefix, name);
+        this.policy = policy;
+        this.kind = policy == LockPolicy.FAIR ? "fair lock" : "lock";
+        this.keys = policy == LockPolicy.FAIR
+                ? LockKeys.fair(machinery.keyPrefix, name)
+                : LockKeys.of(machinery.keyPrefix, name);
         this.machinery = machinery;
-        this.acquirer = new Acquirer(machinery.wakeups, keys.wakeups(), machinery.leaseMillis);
+        this.acquirer = new Acquirer(machinery.wakeups, keys.wakeups(), machinery.leaseMillis, policy.localQueue,
+                machinery::checkOpen);
     }
 
     @Override
@@ -71,13 +93,13 @@ final class RedisLock implements DistributedLock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        acquire(Acquirer.FOREVER, true, 0);
+        acquire(policy.firstTry, Acquirer.FOREVER, true, 0);
     }
 
     @Override
     public boolean tryLock() {
         try {
-            return acquire(0, false, 0);
+            return acquire(policy.tryOnce, 0, false, 0);
         } catch (InterruptedException e) {
             throw new AssertionError("a single attempt does not wait", e);
         }
@@ -86,18 +108,18 @@ final class RedisLock implements DistributedLock {
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
         Objects.requireNonNull(unit, "unit");
-        return acquire(unit.toNanos(time), true, 0);
+        return acquire(policy.firstTry, unit.toNanos(time), true, 0);
     }
 
     @Override
     public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
         long leaseMillis = leaseMillis(leaseTime, unit);
-        return acquire(unit.toNanos(waitTime), true, leaseMillis);
+        return acquire(policy.firstTry, unit.toNanos(waitTime), true, leaseMillis);
     }
 
     private void acquireUninterruptibly(long fixedLeaseMillis) {
         try {
-            acquire(Acquirer.FOREVER, false, fixedLeaseMillis);
+            acquire(policy.firstTry, Acquirer.FOREVER, false, fixedLeaseMillis);
         } catch (InterruptedException e) {
             throw new AssertionError("an uninterruptible wait threw InterruptedException", e);
         }
@@ -106,12 +128,22 @@ final class RedisLock implements DistributedLock {
     /**
      * Acquires for the current thread.
      *
+     * @param firstTry the script of the first try: the policy's, or the barging one for {@code tryLock()}
      * @param fixedLeaseMillis the lease of a fresh hold, or 0 for a watchdog-renewed one
      */
-    private boolean acquire(long timeoutNanos, boolean interruptible, long fixedLeaseMillis)
+    private boolean acquire(Script firstTry, long timeoutNanos, boolean interruptible, long fixedLeaseMillis)
             throws InterruptedException {
+        if (interruptible && Thread.interrupted()) {
+            throw new InterruptedException();
+        }
         long threadId = Machinery.currentThreadId();
         Hold held = holds.get(threadId);
+        if (held != null && held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED) {
+            // The fixed lease the caller chose is over: the hold has ended, so this is a fresh start.
+            machinery.watchdog.unregister(held.lease);
+            forget(threadId, held);
+            held = null;
+        }
         if (held != null) {
             LostHold.Cause ended = held.lease.endedBecause();
             if (ended != null) {
@@ -126,24 +158,127 @@ final class RedisLock implements DistributedLock {
         machinery.checkOpen();
         String owner = machinery.currentOwner();
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
-        String lease = Long.toString(leaseMillis);
-        Attempt attempt = acquirer.acquire(subscribed -> {
-            machinery.checkOpen();
-            long sent = System.nanoTime();
-            Script script = subscribed ? Script.LOCK_ACQUIRE_WAITING : Script.LOCK_ACQUIRE;
-            List<Object> reply = machinery.await(
-                    machinery.scripts.run(script, keys.forAcquire(), owner, lease), "acquire lock '" + name + "'");
-            return Attempt.of(reply, sent);
-        }, timeoutNanos, interruptible);
+        Attempt attempt = acquirer.acquire(new Waiter(owner, firstTry, leaseMillis), owner, timeoutNanos, interruptible);
         if (!attempt.acquired()) {
             return false;
         }
-        long token = attempt.fencingToken();
-        Watchdog.Lease registered = machinery.watchdog.register(Script.LOCK_RENEW, keys.lock(), owner,
-                fixedLeaseMillis, attempt.sentNanos(),
-                cause -> machinery.listeners.report(new LostHold(name, KIND, threadId, token, cause)));
-        holds.put(threadId, new Hold(owner, token, registered));
+        Hold hold = new Hold(owner, attempt.fencingToken());
+        hold.lease = machinery.watchdog.register(Script.LOCK_RENEW, keys.forHold(),
+                new String[] {owner, Long.toString(hold.token)}, fixedLeaseMillis, attempt.sentNanos(),
+                cause -> onLost(threadId, hold, cause));
+        holds.put(threadId, hold);
+        machinery.pin(this);
         return true;
+    }
+
+    /** Told by the watchdog, on its thread, that a hold ended without unlock(). */
+    private void onLost(long threadId, Hold hold, LostHold.Cause cause) {
+        machinery.listeners.report(new LostHold(name, kind, threadId, hold.token, cause));
+        if (cause == LostHold.Cause.ABANDONED) {
+            forget(threadId, hold);
+        }
+    }
+
+    /** Drops a hold from this JVM's books; the lock object stays pinned while any hold remains. */
+    private void forget(long threadId, Hold hold) {
+        holds.remove(threadId, hold);
+        if (holds.isEmpty()) {
+            machinery.unpin(this);
+            // A hold taken meanwhile by another thread pinned it before this unpin: pin it again.
+            if (!holds.isEmpty()) {
+                machinery.pin(this);
+            }
+        }
+    }
+
+    /** One thread's acquisition: its tries, and for the fair lock its place in the queue. */
+    private final class Waiter implements Acquirer.Step {
+        private final String owner;
+        private final Script firstTry;
+        private final String lease;
+        private boolean queued;
+        private Watchdog.Lease place;
+
+        Waiter(String owner, Script firstTry, long leaseMillis) {
+            this.owner = owner;
+            this.firstTry = firstTry;
+            this.lease = Long.toString(leaseMillis);
+        }
+
+        @Override
+        public Attempt attempt(boolean subscribed) {
+            machinery.checkOpen();
+            Script script = subscribed ? policy.subscribedTry : firstTry;
+            long sent = System.nanoTime();
+            CompletionStage<List<Object>> pending = script == Script.FAIR_LOCK_ACQUIRE
+                    ? machinery.scripts.run(script, keys.forFairAcquire(), owner, lease,
+                            Long.toString(machinery.leaseMillis))
+                    : machinery.scripts.run(script, keys.forAcquire(), owner, lease);
+            List<Object> reply;
+            try {
+                reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
+            } catch (SynchronizerUnavailableException e) {
+                undoIfAcquired(pending, owner);
+                throw e;
+            }
+            Attempt attempt = Attempt.of(reply, sent);
+            queued |= !attempt.acquired() && script == Script.FAIR_LOCK_ACQUIRE;
+            return attempt;
+        }
+
+        @Override
+        public void waiting(WakeupDispatcher.Subscription subscription) {
+            if (policy.queuesInRedis()) {
+                // A place found gone (purged while this client was cut off) is taken again, at the
+                // back, by the next try: wake the waiter to make that try now.
+                place = machinery.watchdog.register(Script.FAIR_LOCK_RENEW_PLACE, keys.forPlace(),
+                        new String[] {owner}, 0, System.nanoTime(), cause -> subscription.wake());
+            }
+        }
+
+        @Override
+        public void done(boolean acquired) {
+            if (place != null) {
+                machinery.watchdog.unregister(place);
+            }
+            if (!acquired && queued) {
+                leaveQueue(owner);
+            }
+        }
+    }
+
+    /**
+     * An acquire whose reply the caller stopped waiting for may still take the lock: if its reply
+     * arrives after all and says so, that hold is released again (token-checked, so it can never
+     * end a newer hold). If it never arrives, the hold expires with its lease.
+     */
+    private void undoIfAcquired(CompletionStage<List<Object>> pending, String owner) {
+        pending.thenAccept(reply -> {
+            if ((Long) reply.get(0) == 1L) {
+                releaseQuietly(owner, (Long) reply.get(1));
+            }
+        });
+    }
+
+    /** Sends a token-checked release and does not wait for it; what it cannot release expires. */
+    private void releaseQuietly(String owner, long token) {
+        machinery.scripts.run(Script.LOCK_RELEASE, keys.forRelease(), owner, Long.toString(token))
+                .whenComplete((reply, failure) -> {
+                    if (failure != null) {
+                        log.debug("{} '{}': release of an abandoned hold failed; it expires with its lease: {}",
+                                kind, name, failure.toString());
+                    }
+                });
+    }
+
+    /** Takes a waiter that gave up out of the queue at once; if Redis cannot be reached, its place expires. */
+    private void leaveQueue(String owner) {
+        try {
+            machinery.<Long>await(machinery.scripts.run(Script.FAIR_LOCK_LEAVE, keys.forRelease(), owner),
+                    "leave the queue of " + kind + " '" + name + "'");
+        } catch (RuntimeException e) {
+            log.debug("{} '{}': could not leave the queue; the place expires with its lease: {}", kind, name, e.toString());
+        }
     }
 
     /* --------------- release --------------- */
@@ -153,8 +288,8 @@ final class RedisLock implements DistributedLock {
         long threadId = Machinery.currentThreadId();
         Hold held = holds.get(threadId);
         if (held == null) {
-            throw new IllegalMonitorStateException(
-                    "lock '" + name + "': unlock() by a thread that does not hold it (never taken or already released)");
+            throw new IllegalMonitorStateException(kind + " '" + name
+                    + "': unlock() by a thread that does not hold it (never taken or already released)");
         }
         if (held.count > 1) {
             held.count--;
@@ -164,28 +299,48 @@ final class RedisLock implements DistributedLock {
             }
             return;
         }
-        holds.remove(threadId);
-        if (!machinery.watchdog.unregister(held.lease)) {
-            throw lost(held.lease.endedBecause(), "unlock()");
-        }
-        long released = machinery.<Long>await(
-                machinery.scripts.run(Script.LOCK_RELEASE, keys.forRelease(), held.owner, Long.toString(held.token)),
-                "release lock '" + name + "' (the hold was dropped locally and expires with its lease)");
-        if (released == 0L) {
-            LostHold.Cause cause = held.lease.fixed() ? LostHold.Cause.LEASE_EXPIRED : LostHold.Cause.GONE;
-            machinery.listeners.report(new LostHold(name, KIND, threadId, held.token, cause));
+        forget(threadId, held);
+        boolean active = machinery.watchdog.unregister(held.lease);
+        if (!active) {
+            LostHold.Cause cause = held.lease.endedBecause();
+            if (cause == LostHold.Cause.UNRENEWABLE) {
+                // Redis may still have it: do not leave it to run out if it can be ended now.
+                releaseQuietly(held.owner, held.token);
+            }
             throw lost(cause, "unlock()");
         }
-        acquirer.wakeHead();
+        machinery.checkOpen();
+        List<Object> released = machinery.await(
+                machinery.scripts.run(Script.LOCK_RELEASE, keys.forRelease(), held.owner, Long.toString(held.token)),
+                "release " + kind + " '" + name + "' (the hold was dropped locally and expires with its lease)");
+        if ((Long) released.get(0) == 0L) {
+            LostHold.Cause cause = held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED
+                    ? LostHold.Cause.LEASE_EXPIRED
+                    : LostHold.Cause.GONE;
+            machinery.listeners.report(new LostHold(name, kind, threadId, held.token, cause));
+            throw lost(cause, "unlock()");
+        }
+        wakeLocally((String) released.get(1));
+    }
+
+    /** Wakes this client's next waiter at once, rather than when the published wake-up comes back. */
+    private void wakeLocally(String nextFairWaiter) {
+        if (nextFairWaiter.isEmpty()) {
+            acquirer.wakeHead();
+        } else {
+            machinery.wakeups.wake(keys.wakeups(), nextFairWaiter);
+        }
     }
 
     @Override
     public boolean forceUnlock() {
         machinery.checkOpen();
-        long released = machinery.<Long>await(
-                machinery.scripts.run(Script.LOCK_FORCE_UNLOCK, keys.forRelease()), "force-unlock lock '" + name + "'");
+        // Only holds taken before the force can be its victims; one taken right after it is live.
+        List<Hold> before = List.copyOf(holds.values());
+        long released = machinery.<Long>await(machinery.scripts.run(Script.LOCK_FORCE_UNLOCK, keys.forRelease()),
+                "force-unlock " + kind + " '" + name + "'");
         // This client's own holders learn at once; other clients' at their watchdog's next tick.
-        for (Hold held : holds.values()) {
+        for (Hold held : before) {
             machinery.watchdog.declareLost(held.lease, LostHold.Cause.GONE);
         }
         acquirer.wakeHead();
@@ -197,7 +352,7 @@ final class RedisLock implements DistributedLock {
     @Override
     public boolean isLocked() {
         machinery.checkOpen();
-        return machinery.await(machinery.redis.exists(keys.lock()), "query lock '" + name + "'") == 1L;
+        return machinery.await(machinery.redis.exists(keys.lock()), "query " + kind + " '" + name + "'") == 1L;
     }
 
     @Override
@@ -216,14 +371,14 @@ final class RedisLock implements DistributedLock {
     public long fencingToken() {
         Hold held = holds.get(Machinery.currentThreadId());
         if (held == null) {
-            throw new IllegalMonitorStateException("lock '" + name + "': fencingToken() by a thread that does not hold it");
+            throw new IllegalMonitorStateException(kind + " '" + name + "': fencingToken() by a thread that does not hold it");
         }
         return held.token;
     }
 
     @Override
     public Condition newCondition() {
-        throw new UnsupportedOperationException("lock '" + name + "': conditions are not supported by distributed locks");
+        throw new UnsupportedOperationException(kind + " '" + name + "': conditions are not supported by distributed locks");
     }
 
     /** Shows the name and what this JVM knows; makes no network call. */
@@ -234,14 +389,15 @@ final class RedisLock implements DistributedLock {
             count += held.count;
         }
         String state = count == 0 ? "not held by this JVM" : "held by this JVM: " + count + (count == 1 ? " hold" : " holds");
-        return "RedisLock[" + name + ", " + state + (acquirer.hasWaiters() ? ", local waiters" : "") + "]";
+        return "RedisLock[" + (policy == LockPolicy.FAIR ? "fair " : "") + name + ", " + state
+                + (acquirer.hasWaiters() ? ", local waiters" : "") + "]";
     }
 
     /* --------------- helpers --------------- */
 
     private LostHoldException lost(LostHold.Cause cause, String what) {
         return new LostHoldException(name, cause,
-                "lock '" + name + "': " + what + " failed: the hold was lost: " + LostHoldListeners.describe(cause));
+                kind + " '" + name + "': " + what + " failed: the hold was lost: " + LostHoldListeners.describe(cause));
     }
 
     private static long leaseMillis(long leaseTime, TimeUnit unit) {
@@ -253,6 +409,9 @@ final class RedisLock implements DistributedLock {
         if (millis < 1) {
             throw new IllegalArgumentException("leaseTime must be at least 1 ms: " + leaseTime + " " + unit);
         }
+        if (millis > MAX_LEASE_MILLIS) {
+            throw new IllegalArgumentException("leaseTime must be at most 3650 days: " + leaseTime + " " + unit);
+        }
         return millis;
     }
 
@@ -260,13 +419,12 @@ final class RedisLock implements DistributedLock {
     private static final class Hold {
         final String owner;
         final long token;
-        final Watchdog.Lease lease;
+        volatile Watchdog.Lease lease;
         volatile int count = 1;
 
-        Hold(String owner, long token, Watchdog.Lease lease) {
+        Hold(String owner, long token) {
             this.owner = owner;
             this.token = token;
-            this.lease = lease;
         }
     }
 }

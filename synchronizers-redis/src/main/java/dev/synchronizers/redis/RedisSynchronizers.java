@@ -60,6 +60,7 @@ public final class RedisSynchronizers implements Synchronizers {
     private final AtomicBoolean closed;
     /** Weak values: one lock object per name while anyone uses it; holds keep theirs reachable. */
     private final LoadingCache<String, RedisLock> locks;
+    private final LoadingCache<String, RedisLock> fairLocks;
 
     private RedisSynchronizers(Builder builder) {
         RedisURI uri = builder.uri;
@@ -104,7 +105,8 @@ public final class RedisSynchronizers implements Synchronizers {
         this.machinery = new Machinery(clientId, builder.keyPrefix, connection.async(), scripts, watchdog,
                 new WakeupDispatcher(pubSub, builder.commandTimeout), new LostHoldListeners(registrations),
                 leaseMillis, builder.commandTimeout, closed);
-        this.locks = Caffeine.newBuilder().weakValues().build(name -> new RedisLock(name, machinery));
+        this.locks = Caffeine.newBuilder().weakValues().build(name -> new RedisLock(name, LockPolicy.NONFAIR, machinery));
+        this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisLock(name, LockPolicy.FAIR, machinery));
     }
 
     /**
@@ -140,7 +142,8 @@ public final class RedisSynchronizers implements Synchronizers {
     @Override
     public DistributedLock fairLock(String name) {
         checkName(name);
-        throw new UnsupportedOperationException("fairLock is not implemented yet");
+        machinery.checkOpen();
+        return fairLocks.get(name);
     }
 
     @Override

@@ -6,17 +6,20 @@ import io.lettuce.core.ScriptOutputType;
  * Every Lua script, by file. The registry loads each once and runs it by SHA1 (EVALSHA).
  *
  * <p>{@link #keys} and {@link #args} are the arity the script's header declares. A batched script
- * ({@link #batched()}) takes one key per item and, besides its {@link #args} fixed arguments, one
- * argument per key.
+ * ({@link #batched()}) works on any number of items: it takes {@link #keysPerItem} keys and
+ * {@link #argsPerItem} arguments per item, after its {@link #args} fixed arguments.
  */
 public enum Script {
     LOCK_ACQUIRE("lock-acquire.lua", 2, 2, ScriptOutputType.MULTI),
     LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 2, 2, ScriptOutputType.MULTI),
-    LOCK_RELEASE("lock-release.lua", 2, 2, ScriptOutputType.INTEGER),
-    LOCK_RENEW("lock-renew.lua", Script.BATCHED, 1, ScriptOutputType.MULTI),
-    LOCK_FORCE_UNLOCK("lock-force-unlock.lua", 2, 0, ScriptOutputType.INTEGER);
+    LOCK_RELEASE("lock-release.lua", 4, 2, ScriptOutputType.MULTI),
+    LOCK_RENEW("lock-renew.lua", 1, 1, 2, ScriptOutputType.MULTI),
+    LOCK_FORCE_UNLOCK("lock-force-unlock.lua", 4, 0, ScriptOutputType.INTEGER),
+    FAIR_LOCK_ACQUIRE("fair-lock-acquire.lua", 4, 3, ScriptOutputType.MULTI),
+    FAIR_LOCK_LEAVE("fair-lock-leave.lua", 4, 1, ScriptOutputType.INTEGER),
+    FAIR_LOCK_RENEW_PLACE("fair-lock-renew-place.lua", 2, 1, 1, ScriptOutputType.MULTI);
 
-    /** Marks a script that takes any number of keys, one argument per key after the fixed ones. */
+    /** The {@link #keys} of a batched script: it takes any number of items. */
     public static final int BATCHED = -1;
 
     /** The classpath folder that holds the scripts (the {@code synchronizers-lua} artifact). */
@@ -26,6 +29,10 @@ public enum Script {
     public final String file;
     /** The number of keys, or {@link #BATCHED}. */
     public final int keys;
+    /** For a batched script, the keys of one item; otherwise 0. */
+    public final int keysPerItem;
+    /** For a batched script, the arguments of one item; otherwise 0. */
+    public final int argsPerItem;
     /** The number of arguments; for a batched script, the fixed arguments before the per-key ones. */
     public final int args;
     /** How Lettuce decodes the reply. */
@@ -34,7 +41,19 @@ public enum Script {
     Script(String file, int keys, int args, ScriptOutputType output) {
         this.file = file;
         this.keys = keys;
+        this.keysPerItem = 0;
+        this.argsPerItem = 0;
         this.args = args;
+        this.output = output;
+    }
+
+    /** A batched script: {@code keysPerItem} keys and {@code argsPerItem} arguments per item, after {@code fixedArgs}. */
+    Script(String file, int keysPerItem, int fixedArgs, int argsPerItem, ScriptOutputType output) {
+        this.file = file;
+        this.keys = BATCHED;
+        this.keysPerItem = keysPerItem;
+        this.argsPerItem = argsPerItem;
+        this.args = fixedArgs;
         this.output = output;
     }
 
@@ -56,7 +75,8 @@ public enum Script {
      */
     void checkArity(int keyCount, int argCount) {
         boolean ok = batched()
-                ? keyCount >= 1 && argCount == args + keyCount
+                ? keyCount >= keysPerItem && keyCount % keysPerItem == 0
+                        && argCount == args + keyCount / keysPerItem * argsPerItem
                 : keyCount == keys && argCount == args;
         if (!ok) {
             throw new IllegalArgumentException(file + " takes " + describeArity() + ", not "
@@ -66,7 +86,7 @@ public enum Script {
 
     private String describeArity() {
         return batched()
-                ? "n >= 1 keys and " + args + " + n args"
+                ? args + " args, then " + keysPerItem + " keys and " + argsPerItem + " args per item"
                 : keys + " keys and " + args + " args";
     }
 }

@@ -17,6 +17,10 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * Wakes waiting threads when a message arrives on the channel they wait on.
  *
+ * <p>A message is either {@value #EVERYONE}, which wakes every waiter of the channel in this client,
+ * or the owner string of one waiter, which wakes that waiter only: a fair lock wakes its next
+ * waiter by name, not the herd.
+ *
  * <p>One Pub/Sub connection serves every waiter of the client. A channel is subscribed when its
  * first local waiter arrives and unsubscribed when its last one leaves; {@link #subscribe} returns
  * only once Redis has confirmed the subscription, so a waiter that subscribes and then checks the
@@ -33,12 +37,21 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class WakeupDispatcher implements AutoCloseable {
 
+    /** The message that wakes every waiter of a channel. */
+    public static final String EVERYONE = "released";
+
     private final StatefulRedisPubSubConnection<String, String> connection;
     private final Duration timeout;
     /** channel -> its local waiters; a channel is in the map exactly while it has waiters. */
     private final Map<String, Channel> channels = new ConcurrentHashMap<>();
     /** Orders subscribe and unsubscribe per client, so that counts and commands agree. */
     private final ReentrantLock membership = new ReentrantLock();
+    /**
+     * Channels whose UNSUBSCRIBE could not be sent (disconnected): the client would subscribe them
+     * again on reconnect, so they are unsubscribed then, unless a waiter needs them again.
+     */
+    private final Set<String> unsubscribeOnReconnect = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     /**
      * Starts dispatching the messages of a connection.
@@ -52,13 +65,16 @@ public final class WakeupDispatcher implements AutoCloseable {
         connection.addListener(new RedisPubSubAdapter<String, String>() {
             @Override
             public void message(String channel, String message) {
-                wake(channel);
+                wake(channel, message);
             }
         });
         connection.addListener(new RedisConnectionStateListener() {
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
                 wakeAll();
+                for (String channel : unsubscribeOnReconnect) {
+                    unsubscribeUnlessNeeded(channel);
+                }
             }
         });
     }
@@ -68,12 +84,13 @@ public final class WakeupDispatcher implements AutoCloseable {
      * The caller must close the returned subscription when it stops waiting.
      *
      * @param channel the channel to wait on
+     * @param owner the waiter's owner string, which a message may name to wake it alone
      * @return the subscription; closing it unsubscribes the thread
      * @throws dev.synchronizers.SynchronizerUnavailableException if the subscription is not
      *     confirmed within the timeout; the thread is then not subscribed
      */
-    public Subscription subscribe(String channel) {
-        Subscription subscription = new Subscription(channel, Thread.currentThread());
+    public Subscription subscribe(String channel, String owner) {
+        Subscription subscription = new Subscription(channel, owner, Thread.currentThread());
         CompletableFuture<Void> confirmed;
         membership.lock();
         try {
@@ -111,10 +128,21 @@ public final class WakeupDispatcher implements AutoCloseable {
         }
     }
 
-    private void wake(String channel) {
+    /**
+     * Wakes the waiters of a channel in this client as a message would.
+     *
+     * @param channel the channel
+     * @param message {@link #EVERYONE}, or the owner string of the one waiter to wake
+     */
+    public void wake(String channel, String message) {
         Channel state = channels.get(channel);
-        if (state != null) {
-            state.waiters.forEach(Subscription::wake);
+        if (state == null) {
+            return;
+        }
+        for (Subscription waiter : state.waiters) {
+            if (EVERYONE.equals(message) || waiter.owner.equals(message)) {
+                waiter.wake();
+            }
         }
     }
 
@@ -124,12 +152,27 @@ public final class WakeupDispatcher implements AutoCloseable {
             Channel state = channels.get(channel);
             if (state != null && state.waiters.remove(waiter) && state.waiters.isEmpty()) {
                 channels.remove(channel);
-                if (connection.isOpen()) {
-                    // Not awaited: commands on one connection run in order, so a later subscribe
-                    // to the same channel reaches Redis after this unsubscribe.
-                    connection.async().unsubscribe(channel);
-                }
+                unsubscribeUnlessNeeded(channel);
             }
+        } finally {
+            membership.unlock();
+        }
+    }
+
+    private void unsubscribeUnlessNeeded(String channel) {
+        membership.lock();
+        try {
+            unsubscribeOnReconnect.remove(channel);
+            if (closed || channels.containsKey(channel)) {
+                return;
+            }
+            // Not awaited: commands on one connection run in order, so a later subscribe to the
+            // same channel reaches Redis after this unsubscribe.
+            connection.async().unsubscribe(channel).whenComplete((reply, failure) -> {
+                if (failure != null) {
+                    unsubscribeOnReconnect.add(channel);
+                }
+            });
         } finally {
             membership.unlock();
         }
@@ -138,6 +181,7 @@ public final class WakeupDispatcher implements AutoCloseable {
     /** Wakes every waiter so that it notices the client closing; the connection is closed by its owner. */
     @Override
     public void close() {
+        closed = true;
         wakeAll();
     }
 
@@ -148,12 +192,14 @@ public final class WakeupDispatcher implements AutoCloseable {
      */
     public final class Subscription implements AutoCloseable {
         private final String channel;
+        private final String owner;
         private final Thread waiter;
         private volatile boolean woken;
         private boolean closed;
 
-        private Subscription(String channel, Thread waiter) {
+        private Subscription(String channel, String owner, Thread waiter) {
             this.channel = channel;
+            this.owner = owner;
             this.waiter = waiter;
         }
 

@@ -16,6 +16,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,13 +27,16 @@ import org.slf4j.LoggerFactory;
  * <p>One daemon thread per client ticks every third of the default lease. A tick renews every
  * registered renewable lease: all leases that share a renew script go to Redis as one batched
  * script call (in chunks of {@value #BATCH} holds), so a tick costs one round trip per script in use
- * whatever the number of holds. A lease Redis reports gone, or one that could not be renewed for a
- * whole lease because Redis was unreachable, is lost: it is unregistered and its owner's callback
- * is told, on the watchdog thread.
+ * whatever the number of holds. A lease ends as lost, and its owner's callback is told on the
+ * watchdog thread, when Redis reports it gone ({@link LostHold.Cause#GONE}), when Redis could not
+ * be reached and the lease may run out before the next tick could renew it
+ * ({@link LostHold.Cause#UNRENEWABLE}), when its owning thread ended without releasing it
+ * ({@link LostHold.Cause#ABANDONED}: it is no longer renewed and expires), or when a fixed lease ran
+ * out ({@link LostHold.Cause#LEASE_EXPIRED}).
  *
- * <p>Registration and unregistration are the single point where a hold changes hands between its
- * owner and the watchdog: {@link #unregister} returns false exactly when the watchdog declared the
- * lease lost first, so a lease that is being released is never reported lost.
+ * <p>Each lease ends exactly once: {@link #unregister} (its owner released it) and the watchdog's
+ * verdict race on one atomic state, so a lease that is being released is never reported lost and a
+ * lost one is never released as if held.
  */
 public final class Watchdog implements AutoCloseable {
 
@@ -43,9 +47,11 @@ public final class Watchdog implements AutoCloseable {
 
     private final ScriptRegistry scripts;
     private final long leaseMillis;
+    private final long tickMillis;
     private final Duration timeout;
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService scheduler;
+    private volatile Thread thread;
 
     /**
      * Starts the watchdog thread.
@@ -58,46 +64,62 @@ public final class Watchdog implements AutoCloseable {
     public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName) {
         this.scripts = scripts;
         this.leaseMillis = leaseMillis;
+        this.tickMillis = Math.max(1, leaseMillis / 3);
         this.timeout = timeout;
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread thread = new Thread(runnable, threadName);
-            thread.setDaemon(true);
-            return thread;
+            Thread created = new Thread(runnable, threadName);
+            created.setDaemon(true);
+            thread = created;
+            return created;
         });
         executor.setRemoveOnCancelPolicy(true);
         this.scheduler = executor;
-        long tick = Math.max(1, leaseMillis / 3);
-        scheduler.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(this::tick, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
     }
 
     /**
-     * Registers a hold. A renewable hold is renewed every tick; a fixed-lease hold is only
-     * tracked, so that the owner's state stays reachable until it is released or its lease ends.
+     * Registers a hold of the current thread. A renewable hold is renewed every tick; a
+     * fixed-lease hold is only tracked, so that its end and its thread's end are noticed.
      *
      * @param renewScript the batched script that renews this kind of hold
-     * @param key the key that holds the lease
-     * @param owner the owner string the script checks
+     * @param keys the keys of one item of that script, which hold the lease
+     * @param itemArgs the arguments of one item of that script, e.g. owner and token
      * @param fixedLeaseMillis the fixed lease, or {@code 0} for a hold the watchdog renews
      * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent: the
      *     lease started in Redis after it, so local expiry counted from it is never late
-     * @param onLost told once, on the watchdog thread, if the lease is lost
+     * @param onLost told once, on the watchdog thread, if the lease ends other than by
+     *     {@link #unregister}
      * @return the registered lease
+     * @throws IllegalArgumentException if the keys or arguments do not fit one item of the script
      */
-    public Lease register(Script renewScript, String key, String owner, long fixedLeaseMillis,
+    public Lease register(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis,
             long sentNanos, Consumer<LostHold.Cause> onLost) {
-        Lease lease = new Lease(renewScript, key, owner, fixedLeaseMillis, sentNanos, onLost);
+        Lease lease = new Lease(renewScript, keys, itemArgs, fixedLeaseMillis, sentNanos, Thread.currentThread(), onLost);
         leases.add(lease);
         return lease;
     }
 
     /**
-     * Stops renewing a lease; called by its owner when it releases the hold.
+     * Ends a lease because its owner released it; the watchdog stops tracking it.
      *
      * @param lease the lease
-     * @return true if the lease was still registered; false if the watchdog had declared it lost
+     * @return true if the lease was still active; false if it had already ended as lost
      */
     public boolean unregister(Lease lease) {
-        return leases.remove(lease);
+        boolean active = lease.state.compareAndSet(null, Lease.RELEASED);
+        leases.remove(lease);
+        return active;
+    }
+
+    /**
+     * Declares a lease lost now, for example after a local {@code forceUnlock()}: as if a tick had
+     * found it gone. Does nothing if it has ended already.
+     *
+     * @param lease the lease
+     * @param cause why it is lost
+     */
+    public void declareLost(Lease lease, LostHold.Cause cause) {
+        lose(lease, cause);
     }
 
     /**
@@ -110,7 +132,7 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Returns the number of registered leases, for leak checks.
+     * Returns the number of tracked leases, for leak checks.
      *
      * @return how many holds the watchdog tracks
      */
@@ -118,14 +140,12 @@ public final class Watchdog implements AutoCloseable {
         return leases.size();
     }
 
-    /**
-     * Runs one renewal tick now, on the caller's thread. For tests and for the scheduler.
-     */
+    /** Runs one renewal tick now, on the caller's thread. For tests and for the scheduler. */
     public void tick() {
         try {
             renewAll();
         } catch (RuntimeException | Error e) {
-            log.error("watchdog tick failed; it runs again in {} ms", leaseMillis / 3, e);
+            log.error("watchdog tick failed; it runs again in {} ms", tickMillis, e);
         }
     }
 
@@ -133,11 +153,11 @@ public final class Watchdog implements AutoCloseable {
         long now = System.nanoTime();
         Map<Script, List<Lease>> due = new LinkedHashMap<>();
         for (Lease lease : leases) {
-            if (lease.fixedLeaseMillis > 0) {
-                if (now - lease.startNanos >= TimeUnit.MILLISECONDS.toNanos(lease.fixedLeaseMillis)
-                        && leases.remove(lease)) {
-                    lease.lostCause = LostHold.Cause.LEASE_EXPIRED;
-                    lease.onLost.accept(LostHold.Cause.LEASE_EXPIRED);
+            if (!lease.thread.isAlive()) {
+                lose(lease, LostHold.Cause.ABANDONED);
+            } else if (lease.fixed()) {
+                if (lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED) {
+                    lose(lease, LostHold.Cause.LEASE_EXPIRED);
                 }
             } else {
                 due.computeIfAbsent(lease.renewScript, s -> new ArrayList<>()).add(lease);
@@ -156,12 +176,13 @@ public final class Watchdog implements AutoCloseable {
     }
 
     private CompletionStage<List<Object>> send(Script script, List<Lease> chunk) {
-        String[] keys = new String[chunk.size()];
-        String[] args = new String[chunk.size() + 1];
+        String[] keys = new String[chunk.size() * script.keysPerItem];
+        String[] args = new String[1 + chunk.size() * script.argsPerItem];
         args[0] = Long.toString(leaseMillis);
-        for (int i = 0; i < keys.length; i++) {
-            keys[i] = chunk.get(i).key;
-            args[i + 1] = chunk.get(i).owner;
+        for (int i = 0; i < chunk.size(); i++) {
+            Lease lease = chunk.get(i);
+            System.arraycopy(lease.keys, 0, keys, i * script.keysPerItem, script.keysPerItem);
+            System.arraycopy(lease.itemArgs, 0, args, 1 + i * script.argsPerItem, script.argsPerItem);
         }
         return scripts.run(script, keys, args);
     }
@@ -171,13 +192,16 @@ public final class Watchdog implements AutoCloseable {
         try {
             renewed = Replies.await(batch.reply, timeout, "renew " + batch.leases.size() + " leases");
         } catch (RuntimeException e) {
+            // Lost as soon as the lease could run out before the next tick had a chance to renew it:
+            // never report a hold as held past the moment Redis may have let it go.
+            long nextChance = tickStart + TimeUnit.MILLISECONDS.toNanos(tickMillis) + timeout.toNanos();
             for (Lease lease : batch.leases) {
-                if (tickStart - lease.renewedNanos >= TimeUnit.MILLISECONDS.toNanos(leaseMillis)) {
+                if (nextChance - lease.renewedNanos >= TimeUnit.MILLISECONDS.toNanos(leaseMillis)) {
                     lose(lease, LostHold.Cause.UNRENEWABLE);
                 }
             }
-            log.warn("watchdog could not renew {} leases; they count as lost once unrenewed for {} ms: {}",
-                    batch.leases.size(), leaseMillis, e.getMessage());
+            log.warn("watchdog could not renew {} leases; each counts as lost once its lease may run out: {}",
+                    batch.leases.size(), e.getMessage());
             return;
         }
         for (int i = 0; i < batch.leases.size(); i++) {
@@ -190,59 +214,60 @@ public final class Watchdog implements AutoCloseable {
         }
     }
 
-    /**
-     * Declares a lease lost now, for example after a local {@code forceUnlock()}: as if a tick had
-     * found it gone. Does nothing if it is not registered.
-     *
-     * @param lease the lease
-     * @param cause why it is lost
-     */
-    public void declareLost(Lease lease, LostHold.Cause cause) {
-        lose(lease, cause);
-    }
-
     private void lose(Lease lease, LostHold.Cause cause) {
-        if (leases.remove(lease)) {
-            lease.lostCause = cause;
+        if (lease.state.compareAndSet(null, cause)) {
+            leases.remove(lease);
             lease.onLost.accept(cause);
         }
     }
 
     /**
-     * Stops the watchdog thread. Registered leases are no longer renewed and expire in Redis with
-     * their lease.
+     * Stops the watchdog thread. Tracked leases are no longer renewed and expire in Redis with
+     * their lease. Does not wait for a tick in progress when called from the watchdog thread itself
+     * (for example by a listener).
      */
     @Override
     public void close() {
         scheduler.shutdownNow();
-        try {
-            scheduler.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (Thread.currentThread() != thread) {
+            try {
+                scheduler.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         leases.clear();
     }
 
     /** One registered hold's lease. Identity is object identity. */
     public static final class Lease {
+        private static final Object RELEASED = new Object();
+
         final Script renewScript;
-        final String key;
-        final String owner;
+        final String[] keys;
+        final String[] itemArgs;
         final long fixedLeaseMillis;
         final long startNanos;
+        final Thread thread;
         final Consumer<LostHold.Cause> onLost;
+        /** null while active; then RELEASED, or the cause it was lost for. */
+        final AtomicReference<Object> state = new AtomicReference<>();
         volatile long renewedNanos;
-        volatile LostHold.Cause lostCause;
 
-        Lease(Script renewScript, String key, String owner, long fixedLeaseMillis, long sentNanos,
-                Consumer<LostHold.Cause> onLost) {
+        Lease(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis, long sentNanos,
+                Thread thread, Consumer<LostHold.Cause> onLost) {
+            if (keys.length != renewScript.keysPerItem || itemArgs.length != renewScript.argsPerItem) {
+                throw new IllegalArgumentException(renewScript.file + " renews items of " + renewScript.keysPerItem
+                        + " keys and " + renewScript.argsPerItem + " args, not " + keys.length + " and " + itemArgs.length);
+            }
             this.renewScript = renewScript;
-            this.key = key;
-            this.owner = owner;
+            this.keys = keys.clone();
+            this.itemArgs = itemArgs.clone();
             this.fixedLeaseMillis = fixedLeaseMillis;
-            this.onLost = onLost;
             this.startNanos = sentNanos;
-            this.renewedNanos = startNanos;
+            this.renewedNanos = sentNanos;
+            this.thread = thread;
+            this.onLost = onLost;
         }
 
         /**
@@ -258,15 +283,16 @@ public final class Watchdog implements AutoCloseable {
          * Tells whether the lease is known to be over: lost, or a fixed lease past its end by the
          * local clock (which the watchdog may not have noticed yet).
          *
-         * @return the reason it is over, or null while it is believed held
+         * @return the reason it is over, or null while it is believed held (or was released)
          */
         public LostHold.Cause endedBecause() {
-            LostHold.Cause cause = lostCause;
-            if (cause == null && fixedLeaseMillis > 0
-                    && System.nanoTime() - startNanos >= TimeUnit.MILLISECONDS.toNanos(fixedLeaseMillis)) {
+            if (state.get() instanceof LostHold.Cause cause) {
+                return cause;
+            }
+            if (fixed() && System.nanoTime() - startNanos >= TimeUnit.MILLISECONDS.toNanos(fixedLeaseMillis)) {
                 return LostHold.Cause.LEASE_EXPIRED;
             }
-            return cause;
+            return null;
         }
     }
 
