@@ -1,0 +1,284 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.testkit.ChildJvm;
+import dev.synchronizers.testkit.RedisExtension;
+import dev.synchronizers.testkit.RedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What only the fair lock promises: FIFO across clients, a queue that never sticks, and one waiter
+ * woken per release. (Its {@code DistributedLock} contract runs in DistributedLockContractTest.)
+ */
+@Tag("redis")
+class FairLockTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private String prefix;
+    private String name;
+    private RedisCommands<String, String> admin;
+
+    @BeforeEach
+    void names(TestInfo test) {
+        prefix = "fl-" + UUID.randomUUID().toString().substring(0, 8);
+        name = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = closeAfter.size() - 1; i >= 0; i--) {
+            closeAfter.get(i).close();
+        }
+    }
+
+    /* --------------- FIFO --------------- */
+
+    /**
+     * 3 clients x 4 threads arrive in a known order (each starts waiting only after the previous one
+     * is seen in the queue) and acquire in exactly that order; over 5 rounds.
+     */
+    @Test
+    void lock_12WaitersIn3Clients_acquireInArrivalOrder() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        List<RedisSynchronizers> clients = List.of(client(uri, 30_000), client(uri, 30_000), client(uri, 30_000));
+        DistributedLock holder = clients.get(0).fairLock(name);
+        for (int round = 0; round < 5; round++) {
+            holder.lock();
+            List<Integer> order = new CopyOnWriteArrayList<>();
+            List<Background<Void>> waiters = new ArrayList<>();
+            for (int w = 0; w < 12; w++) {
+                int waiter = w;
+                DistributedLock lock = clients.get(w % 3).fairLock(name);
+                waiters.add(Background.start("waiter-" + w, () -> {
+                    lock.lock();
+                    try {
+                        order.add(waiter);
+                    } finally {
+                        lock.unlock();
+                    }
+                    return null;
+                }));
+                int queued = w + 1;
+                Await.until(queued + " waiters queued", () -> admin.zcard(queueKey()) == queued);
+            }
+            holder.unlock();
+            for (Background<Void> waiter : waiters) {
+                waiter.get();
+            }
+            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), order, "round " + round);
+            assertEquals(0, admin.exists(queueKey()), "queue empty after the round");
+        }
+    }
+
+    /* --------------- dead and departing waiters --------------- */
+
+    /**
+     * A child JVM waiting second in the queue is SIGKILLed: the waiter behind it gets the lock once
+     * the dead waiter's place lease has run out, not never.
+     */
+    @Test
+    void lock_deadWaiterInTheMiddle_nextWaiterGetsLockAfterItsPlaceLease() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        long leaseMillis = 1_000;
+        DistributedLock holder = client(uri, leaseMillis).fairLock(name);
+        DistributedLock first = client(uri, leaseMillis).fairLock(name);
+        DistributedLock third = client(uri, leaseMillis).fairLock(name);
+        holder.lock();
+        Background<Boolean> firstWaiter = Background.start("first", () -> {
+            first.lock();
+            first.unlock();
+            return true;
+        });
+        Await.until("first waiter queued", () -> admin.zcard(queueKey()) == 1);
+        try (ChildJvm child = ChildJvm.start(FairWaiterMain.class, uri, prefix, name, Long.toString(leaseMillis))) {
+            String clientId = child.awaitLine("WAITING", Duration.ofSeconds(60)).substring("WAITING ".length()).trim();
+            Await.until("the child is queued second", () -> admin.zcard(queueKey()) == 2);
+            Background<Boolean> thirdWaiter = Background.start("third", () -> {
+                third.lock();
+                third.unlock();
+                return true;
+            });
+            Await.until("third waiter queued", () -> admin.zcard(queueKey()) == 3);
+            assertTrue(admin.zrange(queueKey(), 1, 1).get(0).startsWith(clientId + ":"), "the child is second");
+            child.kill();
+            holder.unlock();
+            assertTrue(firstWaiter.get());
+            assertTrue(thirdWaiter.get(), "the waiter behind the dead one got the lock");
+            assertEquals(0, admin.exists(queueKey()), "the dead waiter's place is gone");
+        }
+    }
+
+    /** A waiter whose timed tryLock times out leaves the queue at once. */
+    @Test
+    void tryLock_timedOut_leavesQueueAtOnce() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        DistributedLock holder = client(uri, 30_000).fairLock(name);
+        DistributedLock waiter = client(uri, 30_000).fairLock(name);
+        holder.lock();
+        assertFalse(waiter.tryLock(300, TimeUnit.MILLISECONDS));
+        assertEquals(0, admin.zcard(queueKey()), "no place left behind");
+        assertFalse(waiter.tryLock(0, TimeUnit.SECONDS), "tryLock(0) honours the holder");
+        assertEquals(0, admin.zcard(queueKey()), "tryLock(0) leaves no place behind");
+        holder.unlock();
+    }
+
+    /** A waiter interrupted in lockInterruptibly() leaves the queue at once, and the next waiter is served. */
+    @Test
+    void lockInterruptibly_interrupted_leavesQueueAtOnce() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        DistributedLock holder = client(uri, 30_000).fairLock(name);
+        DistributedLock interrupted = client(uri, 30_000).fairLock(name);
+        DistributedLock patient = client(uri, 30_000).fairLock(name);
+        holder.lock();
+        Background<Boolean> quitter = Background.start("quitter", () -> {
+            try {
+                interrupted.lockInterruptibly();
+                interrupted.unlock();
+                return false;
+            } catch (InterruptedException e) {
+                return true;
+            }
+        });
+        Await.until("quitter queued", () -> admin.zcard(queueKey()) == 1);
+        Background<Boolean> next = Background.start("patient", () -> {
+            patient.lock();
+            patient.unlock();
+            return true;
+        });
+        Await.until("patient queued", () -> admin.zcard(queueKey()) == 2);
+        Await.parked(quitter.thread());
+        quitter.thread().interrupt();
+        assertTrue(quitter.get(), "threw InterruptedException");
+        assertEquals(1, admin.zcard(queueKey()), "the interrupted waiter left the queue");
+        holder.unlock();
+        assertTrue(next.get());
+    }
+
+    /**
+     * tryLock() with no time barges ahead of queued waiters, as ReentrantLock(true).tryLock() does;
+     * tryLock(0, unit) honours the queue. The queue is set up by hand: a waiter first in line while
+     * the lock is free is otherwise only a moment in a race.
+     */
+    @Test
+    void tryLock_untimedBargesButZeroTimeHonoursTheQueue() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        DistributedLock lock = client(uri, 30_000).fairLock(name);
+        String placesKey = prefix + ":fairlock:{" + name + "}:places";
+        admin.zadd(queueKey(), 1, "someone-else:1");
+        admin.zadd(placesKey, 4_102_444_800_000.0, "someone-else:1"); // place leased until 2100
+        admin.pexpire(queueKey(), 60_000);
+        admin.pexpire(placesKey, 60_000);
+
+        assertFalse(lock.tryLock(0, TimeUnit.SECONDS), "the first in line comes first");
+        assertEquals(List.of("someone-else:1"), admin.zrange(queueKey(), 0, -1), "and left no place behind");
+        assertTrue(lock.tryLock(), "an untimed tryLock barges");
+        lock.unlock();
+        admin.del(queueKey(), placesKey);
+    }
+
+    /* --------------- one waiter woken per release --------------- */
+
+    /** With 8 waiters in 2 clients, one release makes exactly one waiter run the acquire script. */
+    @Test
+    void unlock_8Waiters_wakesExactlyOne() throws Exception {
+        RedisServer server = redis.startManaged();
+        admin = commands(server.uri());
+        List<RedisSynchronizers> clients = List.of(client(server.uri(), 60_000), client(server.uri(), 60_000));
+        DistributedLock holder = client(server.uri(), 60_000).fairLock(name);
+        holder.lock();
+        CountDownLatch firstAcquired = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Background<Void>> waiters = new ArrayList<>();
+        for (int w = 0; w < 8; w++) {
+            DistributedLock lock = clients.get(w % 2).fairLock(name);
+            waiters.add(Background.start("waiter-" + w, () -> {
+                lock.lock();
+                try {
+                    firstAcquired.countDown();
+                    release.await();
+                } finally {
+                    lock.unlock();
+                }
+                return null;
+            }));
+        }
+        Await.until("8 waiters queued", () -> admin.zcard(queueKey()) == 8);
+        for (Background<Void> waiter : waiters) {
+            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> sleepsOnWakeup(waiter.thread()));
+        }
+        admin.configResetstat();
+        holder.unlock();
+        assertTrue(firstAcquired.await(30, TimeUnit.SECONDS));
+        long scripts = evalshaCalls(admin.info("commandstats"));
+        assertEquals(2, scripts, "the release and one waiter's acquire; nobody else woke up");
+        release.countDown();
+        for (Background<Void> waiter : waiters) {
+            waiter.get();
+        }
+    }
+
+    /* --------------- helpers --------------- */
+
+    private static boolean sleepsOnWakeup(Thread thread) {
+        return Arrays.stream(thread.getStackTrace())
+                .anyMatch(frame -> frame.getClassName().endsWith("WakeupDispatcher$Subscription")
+                        && frame.getMethodName().equals("await"));
+    }
+
+    private String queueKey() {
+        return prefix + ":fairlock:{" + name + "}:queue";
+    }
+
+    private RedisSynchronizers client(String uri, long leaseMillis) {
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
+                .lease(Duration.ofMillis(leaseMillis)).build();
+        closeAfter.add(client);
+        return client;
+    }
+
+    private RedisCommands<String, String> commands(String uri) {
+        RedisClient client = RedisClient.create(uri);
+        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
+        closeAfter.add(client::shutdown);
+        closeAfter.add(connection);
+        return connection.sync();
+    }
+
+    private static long evalshaCalls(String info) {
+        Matcher m = Pattern.compile("(?m)^cmdstat_evalsha:calls=(\\d+)").matcher(info);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+}
