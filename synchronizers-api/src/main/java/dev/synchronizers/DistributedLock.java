@@ -20,7 +20,9 @@ import java.util.concurrent.locks.Lock;
  * A lock from {@code Synchronizers.lock(name)} is non-fair: a thread that asks while the lock is
  * free takes it, even if others wait. Within one client, waiters for one name queue locally and
  * only the first of them talks to the store. A lock from {@code Synchronizers.fairLock(name)}
- * grants waiters in the order they arrived at the store; its untimed {@link #tryLock()} barges.
+ * grants waiters in the order they arrived at the store, across all clients, and a release wakes
+ * only the next waiter; its untimed {@link #tryLock()} barges, and {@code tryLock(0, unit)} honours
+ * the queue. A fair waiter that dies keeps its place for at most one lease of its client.
  *
  * <h2>Leases</h2>
  * Every hold has a lease in the store. Taken without a lease time, the hold is renewed by the

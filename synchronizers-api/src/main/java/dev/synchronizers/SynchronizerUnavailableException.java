@@ -6,8 +6,8 @@ package dev.synchronizers;
  * or command timeout) rather than hang while the store is down.
  *
  * <p>An acquisition that throws this exception does not leave the caller holding anything: if the
- * command reached the store and took effect after all, the implementation undoes it on a
- * best-effort basis, and the hold expires with its lease otherwise.
+ * command reached the store and took effect after all, the implementation releases that hold when
+ * the late reply arrives, and the hold expires with its lease if no reply ever arrives.
  */
 public class SynchronizerUnavailableException extends SynchronizerException {
 

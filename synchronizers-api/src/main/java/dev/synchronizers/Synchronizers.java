@@ -32,14 +32,20 @@ public interface Synchronizers extends AutoCloseable {
 
     /**
      * Returns the reentrant lock called {@code name} that grants waiters in the order they arrived
-     * at the store, across all clients.
+     * at the store, across all threads of all clients, as {@code new ReentrantLock(true)} does in
+     * one JVM. A waiter that stops waiting (timeout, interrupt) leaves the queue at once; one whose
+     * process dies leaves it when its place's lease runs out (one client lease after its last
+     * renewal), so a dead waiter never holds up the others for longer. The untimed
+     * {@link DistributedLock#tryLock()} barges; {@code tryLock(0, unit)} honours the queue.
+     *
+     * <p>The fair lock called {@code name} is a different lock from {@link #lock(String)} of the
+     * same name: they do not exclude each other.
      *
      * @param name the lock's name, shared by every client
      * @return the lock; no network call is made
      * @throws NullPointerException if {@code name} is null
      * @throws IllegalArgumentException if {@code name} is empty
      * @throws IllegalStateException if this client is closed
-     * @throws UnsupportedOperationException if this implementation does not provide fair locks yet
      */
     DistributedLock fairLock(String name);
 
