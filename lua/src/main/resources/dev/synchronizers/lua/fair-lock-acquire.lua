@@ -26,9 +26,11 @@ for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 
-local held_by_other = redis.call('EXISTS', lock) == 1 and redis.call('HEXISTS', lock, owner) == 0
+-- An owner still on record (its last release reply was lost) holds it already: it takes it afresh.
+local holds_it = redis.call('HEXISTS', lock, owner) == 1
+local held_by_other = not holds_it and redis.call('EXISTS', lock) == 1
 local head = redis.call('ZRANGE', queue, 0, 0)[1]
-if not held_by_other and (head == nil or head == owner) then
+if holds_it or not held_by_other and (head == nil or head == owner) then
   redis.call('ZREM', queue, owner)
   redis.call('ZREM', places, owner)
   -- Same token rule as lock-acquire.lua: server clock in microseconds, raised past the last token.

@@ -16,6 +16,13 @@ local removed = redis.call('ZREM', queue, owner)
 redis.call('ZREM', places, owner)
 -- A free lock whose first waiter leaves would otherwise wait for nobody: wake the next one.
 if was_head and redis.call('EXISTS', lock) == 0 then
+  -- Skip waiters whose place ran out: waking a dead one would leave the live ones sleeping.
+  local now = redis.call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
+    redis.call('ZREM', queue, gone)
+  end
+  redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
   local next_head = redis.call('ZRANGE', queue, 0, 0)[1]
   if next_head then
     redis.call('PUBLISH', wakeups, next_head)

@@ -13,9 +13,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * What {@code lock-acquire.lua} and {@code lock-acquire-waiting.lua} have in common, run against
- * each by {@link LockAcquireLuaTest} and {@link LockAcquireWaitingLuaTest}. The two differ only
- * in what a failed attempt leaves behind ({@link #marksWaiter()}).
+ * What {@code lock-acquire.lua}, {@code lock-acquire-waiting.lua} and {@code fair-lock-acquire.lua}
+ * have in common, run against each by {@link LockAcquireLuaTest}, {@link LockAcquireWaitingLuaTest}
+ * and {@link FairLockAcquireLuaTest}: the hold they write, the reply when another owner holds the
+ * lock, and the fencing-token rule. They differ in what a failed attempt leaves behind in the
+ * lock's hash ({@link #marksWaiter()}) and, for the fair script, in its queue (tested there), and
+ * in their inputs ({@link #keys()}, {@link #args}).
  */
 abstract class AcquireLuaContract {
 
@@ -40,8 +43,18 @@ abstract class AcquireLuaContract {
         tokenKey = lock + ":token";
     }
 
+    /** The script's keys; the lock and the token key come first. */
+    String[] keys() {
+        return new String[] {lock, tokenKey};
+    }
+
+    /** The script's arguments for one attempt; the owner and the lease come first. */
+    String[] args(String owner, long leaseMs) {
+        return new String[] {owner, Long.toString(leaseMs)};
+    }
+
     List<Object> acquire(String owner, long leaseMs) throws Exception {
-        return lua().run(script(), new String[] {lock, tokenKey}, owner, Long.toString(leaseMs));
+        return lua().run(script(), keys(), args(owner, leaseMs));
     }
 
     /** Acquires, checks that it succeeded, and returns the token. */
@@ -165,8 +178,7 @@ abstract class AcquireLuaContract {
         var redis = lua().redis;
         redis.set(lock, "not a hash");
 
-        Throwable failure = lua().failure(script(), new String[] {lock, tokenKey}, "owner-a",
-                Long.toString(HOLDER_LEASE_MS));
+        Throwable failure = lua().failure(script(), keys(), args("owner-a", HOLDER_LEASE_MS));
 
         assertTrue(failure instanceof RedisCommandExecutionException, () -> "failure " + failure);
         assertTrue(String.valueOf(failure.getMessage()).contains("WRONGTYPE"), () -> "failure " + failure);

@@ -15,7 +15,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** {@code lock-renew.lua} (batched) against a real server, on holds written by hand. */
+/**
+ * {@code lock-renew.lua} (batched: one key, an owner and a token per item) against a real server,
+ * on holds written by hand.
+ */
 @Tag("redis")
 class LockRenewLuaTest {
 
@@ -58,7 +61,8 @@ class LockRenewLuaTest {
         String lock = base + ":1";
         hold(lock, Map.of("owner-a", "1001"));
 
-        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {lock}, Long.toString(LONG_LEASE_MS), "owner-a");
+        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {lock}, Long.toString(LONG_LEASE_MS),
+                "owner-a", "1001");
 
         assertEquals(List.of(1L), reply);
         assertRenewed(lock);
@@ -76,7 +80,8 @@ class LockRenewLuaTest {
         hold(heldWithWaiter, Map.of("owner-c", "1003", ":waiting", "1"));
 
         List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {held, heldByOther, missing, heldWithWaiter},
-                Long.toString(LONG_LEASE_MS), "owner-a", "owner-b", "owner-b", "owner-c");
+                Long.toString(LONG_LEASE_MS), "owner-a", "1001", "owner-b", "1002", "owner-b", "1004",
+                "owner-c", "1003");
 
         assertEquals(List.of(1L, 0L, 0L, 1L), reply);
         assertRenewed(held);
@@ -97,13 +102,44 @@ class LockRenewLuaTest {
         hold(second, Map.of("owner-b", "1002"));
 
         List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {first, second},
-                Long.toString(LONG_LEASE_MS), "owner-b", "owner-a");
+                Long.toString(LONG_LEASE_MS), "owner-b", "1002", "owner-a", "1001");
 
         assertEquals(List.of(0L, 0L), reply);
         for (String lock : List.of(first, second)) {
             long pttl = lua.redis.pttl(lock);
             assertTrue(pttl > 0 && pttl <= LEASE_MS, () -> lock + " PTTL " + pttl);
         }
+    }
+
+    @Test
+    void renew_sameOwnerWithAnOlderToken_returnsZeroAndKeepsTheNewerHoldsLease() throws Exception {
+        // A renewal that raced an unlock must not stretch the thread's newer hold (token 1002).
+        String lock = base + ":1";
+        hold(lock, Map.of("owner-a", "1002"));
+
+        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {lock}, Long.toString(LONG_LEASE_MS),
+                "owner-a", "1001");
+
+        assertEquals(List.of(0L), reply);
+        long pttl = lua.redis.pttl(lock);
+        assertTrue(pttl > 0 && pttl <= LEASE_MS, () -> "the newer hold's lease was touched: " + pttl);
+        assertEquals(Map.of("owner-a", "1002"), lua.redis.hgetall(lock));
+    }
+
+    @Test
+    void renew_keyOfAForeignTypeInTheBatch_returnsZeroForItAndRenewsTheOthers() throws Exception {
+        String foreign = base + ":foreign";
+        String held = base + ":held";
+        lua.redis.set(foreign, "not a hash");
+        hold(held, Map.of("owner-a", "1001"));
+
+        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {foreign, held}, Long.toString(LONG_LEASE_MS),
+                "owner-a", "1001", "owner-a", "1001");
+
+        assertEquals(List.of(0L, 1L), reply);
+        assertRenewed(held);
+        assertEquals("not a hash", lua.redis.get(foreign));
+        assertEquals(-1L, lua.redis.pttl(foreign), "the foreign key gets no TTL");
     }
 
     private void assertRenewed(String lock) {

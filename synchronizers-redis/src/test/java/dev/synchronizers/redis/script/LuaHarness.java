@@ -1,6 +1,8 @@
 package dev.synchronizers.redis.script;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -80,6 +82,24 @@ final class LuaHarness implements AutoCloseable {
         return Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1));
     }
 
+    /** Returns the server's clock in milliseconds, as the scripts compute it from TIME (rounded down). */
+    long serverMillis() {
+        return serverMicros() / 1_000;
+    }
+
+    /**
+     * Asserts that a key's time to live is what setting it to {@code ttlMs} at a server time no
+     * earlier than {@code sinceMs} leaves now: at most {@code ttlMs}, and at least {@code ttlMs}
+     * less the server time that has passed since {@code sinceMs} (read after the PTTL). The bounds
+     * come from the server's clock, not from a guessed slack.
+     */
+    void assertTtlSetSince(String key, long ttlMs, long sinceMs) {
+        long pttl = redis.pttl(key);
+        long elapsed = serverMillis() - sinceMs;
+        assertTrue(pttl >= ttlMs - elapsed && pttl <= ttlMs,
+                () -> key + " PTTL " + pttl + ", expected " + ttlMs + " less at most " + elapsed + " ms");
+    }
+
     /**
      * Subscribes a new Pub/Sub connection to a channel and returns once the server has confirmed
      * the subscription. Every message on the channel lands in the returned subscription's queue.
@@ -93,9 +113,11 @@ final class LuaHarness implements AutoCloseable {
 
         private final StatefulRedisPubSubConnection<String, String> connection;
         private final BlockingQueue<String> messages = new LinkedBlockingQueue<>();
+        private final String channel;
 
         private Subscription(StatefulRedisPubSubConnection<String, String> connection, String channel) {
             this.connection = connection;
+            this.channel = channel;
             connection.addListener(new RedisPubSubAdapter<>() {
                 @Override
                 public void message(String from, String message) {
@@ -118,6 +140,16 @@ final class LuaHarness implements AutoCloseable {
                 throw new AssertionError("no message within " + PATIENCE_SECONDS + " s");
             }
             return message;
+        }
+
+        /**
+         * Asserts that nothing more was published on the channel so far: publishes a sentinel
+         * through {@code redis} and expects it as the next message. Pub/Sub keeps order, so
+         * anything a script published before would come first.
+         */
+        void assertNothingMore(RedisCommands<String, String> redis) throws InterruptedException {
+            redis.publish(channel, "sentinel");
+            assertEquals("sentinel", next(), "a message was published before the sentinel");
         }
 
         @Override

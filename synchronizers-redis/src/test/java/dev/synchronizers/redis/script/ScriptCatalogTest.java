@@ -36,12 +36,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class ScriptCatalogTest {
 
-    /** {@code -- KEYS[1] lock ...}, {@code -- KEYS[i] lock i ...}. */
+    /** {@code -- KEYS[1] lock ...}, {@code -- KEYS[i] lock i ...}, {@code -- KEYS[2i-1] queue i ...}. */
     private static final Pattern KEYS_LINE = Pattern.compile("^--\\s+KEYS\\[([^\\]]+)\\]\\s+\\S.*$");
-    /** {@code -- ARGV[2] lease_ms ...}, {@code -- ARGV[i+1] owner i ...}. */
+    /** {@code -- ARGV[2] lease_ms ...}, {@code -- ARGV[i+1] owner i ...}, {@code -- ARGV[2i+1] token i ...}. */
     private static final Pattern ARGV_LINE = Pattern.compile("^--\\s+ARGV\\[([^\\]]+)\\]\\s+\\S.*$");
-    /** The per-key argument of a batched script: {@code i+<fixed argument count>}. */
-    private static final Pattern PER_KEY_INDEX = Pattern.compile("^i\\s*\\+\\s*(\\d+)$");
     private static final Pattern LITERAL_INDEX = Pattern.compile("(KEYS|ARGV)\\[\\d");
     /** One input, as a naming line reads it: {@code KEYS[1]}, {@code tonumber(ARGV[2])}. */
     private static final String INPUT = "(?:tonumber\\()?(?:KEYS|ARGV)\\[\\d+\\]\\)?";
@@ -91,8 +89,11 @@ class ScriptCatalogTest {
     void header_keysLines_matchTheConstant(Script script) {
         List<String> indexes = headerIndexes(script, KEYS_LINE);
         if (script.batched()) {
-            assertEquals(List.of("i"), indexes,
-                    () -> script.file + ": a batched script's header should declare one KEYS[i] line");
+            // Item i's keys are KEYS[k*i-(k-1)] .. KEYS[k*i]: 'i' for one key per item, '2i-1', '2i' for two.
+            int k = script.keysPerItem;
+            List<String> perItem = perItemIndexes(k, 1 - k);
+            assertEquals(perItem, indexes, () -> script.file + ": a batched script with " + k
+                    + " keys per item should declare the KEYS lines " + perItem);
         } else {
             assertFalse(indexes.contains("i"),
                     () -> script.file + ": header declares KEYS[i] but " + script + " is not Script.BATCHED");
@@ -115,13 +116,13 @@ class ScriptCatalogTest {
                 () -> script.file + ": header's fixed ARGV lines should be ARGV[1.." + script.args
                         + "] to match " + script + ".args");
         if (script.batched()) {
-            assertEquals(1, perKey.size(),
-                    () -> script.file + ": a batched script's header should declare one ARGV[i+" + script.args
-                            + "] line, has " + perKey);
-            Matcher m = PER_KEY_INDEX.matcher(perKey.get(0));
-            assertTrue(m.matches() && Integer.parseInt(m.group(1)) == script.args,
-                    () -> script.file + ": per-key argument should be ARGV[i+" + script.args + "], is ARGV["
-                            + perKey.get(0) + "]");
+            // Item i's arguments follow the fixed ones: ARGV[m*i+(args-m+1)] .. ARGV[m*i+args], e.g.
+            // 'i+1' for one argument per item after one fixed, '2i', '2i+1' for two.
+            int m = script.argsPerItem;
+            List<String> perItem = perItemIndexes(m, script.args - m + 1);
+            assertEquals(perItem, perKey, () -> script.file + ": a batched script with " + script.args
+                    + " fixed and " + m + " per-item arguments should declare the ARGV lines " + perItem
+                    + " after the fixed ones");
         } else {
             assertEquals(List.of(), perKey,
                     () -> script.file + ": header declares per-key ARGV lines but " + script
@@ -203,6 +204,21 @@ class ScriptCatalogTest {
             if (m.matches()) {
                 indexes.add(m.group(1).replace(" ", ""));
             }
+        }
+        return indexes;
+    }
+
+    /**
+     * The indexes, as a header writes them, of an item's {@code count} inputs when the first is
+     * {@code count*i + firstOffset}: {@code perItemIndexes(2, -1)} is {@code [2i-1, 2i]},
+     * {@code perItemIndexes(1, 1)} is {@code [i+1]}.
+     */
+    private static List<String> perItemIndexes(int count, int firstOffset) {
+        List<String> indexes = new ArrayList<>();
+        for (int j = 0; j < count; j++) {
+            int offset = firstOffset + j;
+            indexes.add((count == 1 ? "i" : count + "i")
+                    + (offset > 0 ? "+" + offset : offset < 0 ? Integer.toString(offset) : ""));
         }
         return indexes;
     }

@@ -103,22 +103,49 @@ class ScriptRegistryTest {
             connection.sync().ping();
             ScriptRegistry registry = new ScriptRegistry(connection.async());
             String[] two = {lock, tokenKey};
+            String[] four = {lock, tokenKey, lock + ":queue", lock + ":places"};
 
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, new String[] {lock}, "owner-a", "1000"));
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, new String[] {lock, tokenKey, lock}, "owner-a", "1000"));
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, two, "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE_WAITING, two, "owner-a", "1000", "extra"));
-            assertArity(() -> registry.run(Script.LOCK_RELEASE, two, "owner-a"));
-            assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, two, "unexpected"));
+            assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a"));
+            assertArity(() -> registry.run(Script.LOCK_RELEASE, two, "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, four, "unexpected"));
+            assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, two));
             assertArity(() -> registry.run(Script.LOCK_RENEW, new String[0], "1000"));
             assertArity(() -> registry.run(Script.LOCK_RENEW, two, "1000", "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_RENEW, new String[] {lock}, "1000"));
+            assertArity(() -> registry.run(Script.LOCK_RENEW, new String[] {lock}, "1000", "owner-a"));
+            assertArity(() -> registry.run(Script.FAIR_LOCK_ACQUIRE, four, "owner-a", "1000"));
+            assertArity(() -> registry.run(Script.FAIR_LOCK_ACQUIRE, two, "owner-a", "1000", "1000"));
+            assertArity(() -> registry.run(Script.FAIR_LOCK_LEAVE, four));
+            assertArity(() -> registry.run(Script.FAIR_LOCK_LEAVE, two, "owner-a"));
+            // Batched, two keys per item: an odd key count, or one argument per key instead of per item.
+            assertArity(() -> registry.run(Script.FAIR_LOCK_RENEW_PLACE, new String[] {lock}, "1000", "owner-a"));
+            assertArity(() -> registry.run(Script.FAIR_LOCK_RENEW_PLACE, new String[] {lock, tokenKey, lock},
+                    "1000", "owner-a", "owner-b"));
+            assertArity(() -> registry.run(Script.FAIR_LOCK_RENEW_PLACE, four,
+                    "1000", "owner-a", "owner-b", "owner-c", "owner-d"));
+            assertArity(() -> registry.run(Script.FAIR_LOCK_RENEW_PLACE, new String[0], "1000"));
 
             assertEquals("ping", lastCommand(id), "a rejected call must send nothing");
-            assertEquals(0L, lua.redis.exists(lock, tokenKey));
+            assertEquals(0L, lua.redis.exists(four));
         } finally {
             client.shutdown();
         }
+    }
+
+    @Test
+    void run_batchedTwoKeysPerItem_acceptsAnyNumberOfItems() throws Exception {
+        String queue = lock + ":queue";
+        String places = lock + ":places";
+        String[] one = {queue, places};
+        String[] three = {queue, places, queue, places, queue, places};
+
+        assertEquals(List.of(0L), lua.run(Script.FAIR_LOCK_RENEW_PLACE, one, "1000", "owner-a"));
+        assertEquals(List.of(0L, 0L, 0L),
+                lua.run(Script.FAIR_LOCK_RENEW_PLACE, three, "1000", "owner-a", "owner-b", "owner-c"));
     }
 
     private static void assertArity(Executable call) {
