@@ -11,6 +11,12 @@ import java.util.concurrent.TimeUnit;
  * for one batch after another. Methods that wait follow {@code CountDownLatch}'s contract for
  * interrupts and timeouts; all throw {@link SynchronizerUnavailableException} if the store cannot
  * be reached.
+ *
+ * <p>Reaching zero releases every waiter of every client with one message; a waiter that missed
+ * it (a reconnect) still returns, because it checks the count after subscribing and after every
+ * reconnect. A latch at zero leaves nothing in the store. A latch still counting down has no
+ * holder whose lease could end it, so it persists until it reaches zero or is {@link #delete()
+ * deleted}.
  */
 public interface DistributedCountDownLatch {
 
@@ -22,11 +28,12 @@ public interface DistributedCountDownLatch {
     String name();
 
     /**
-     * Sets the count if the latch is at zero or has never been set.
+     * Sets the count if the latch is at zero or has never been set. A count of zero sets nothing:
+     * it returns true if the latch is open already.
      *
-     * @param count the count; must be positive
-     * @return true if the count was set, false if the latch is still counting down
-     * @throws IllegalArgumentException if {@code count} is not positive
+     * @param count the count; must not be negative
+     * @return true if the count was set, false if the latch is still counting down (nothing changes)
+     * @throws IllegalArgumentException if {@code count} is negative; nothing changes
      */
     boolean trySetCount(long count);
 
@@ -35,6 +42,14 @@ public interface DistributedCountDownLatch {
      * count is zero already.
      */
     void countDown();
+
+    /**
+     * Deletes a latch that is still counting down: its waiters return as if the count had reached
+     * zero, and nothing of it remains in the store.
+     *
+     * @return true if the latch was counting down, false if it was at zero already
+     */
+    boolean delete();
 
     /**
      * Returns the current count, zero if it was never set.

@@ -196,13 +196,16 @@ final class RedisLock implements DistributedLock {
         private final String owner;
         private final Script firstTry;
         private final String lease;
-        private boolean queued;
-        private Watchdog.Lease place;
+        private final QueuePlace place;
 
         Waiter(String owner, Script firstTry, long leaseMillis) {
             this.owner = owner;
             this.firstTry = firstTry;
             this.lease = Long.toString(leaseMillis);
+            this.place = policy.queuesInRedis()
+                    ? new QueuePlace(machinery, owner, keys.forPlace(), Script.FAIR_LOCK_LEAVE, keys.forRelease(),
+                            kind + " '" + name + "'")
+                    : null;
         }
 
         @Override
@@ -222,27 +225,23 @@ final class RedisLock implements DistributedLock {
                 throw e;
             }
             Attempt attempt = Attempt.of(reply, sent);
-            queued |= !attempt.acquired() && script == Script.FAIR_LOCK_ACQUIRE;
+            if (!attempt.acquired() && script == Script.FAIR_LOCK_ACQUIRE) {
+                place.queued();
+            }
             return attempt;
         }
 
         @Override
         public void waiting(WakeupDispatcher.Subscription subscription) {
-            if (policy.queuesInRedis()) {
-                // A place found gone (purged while this client was cut off) is taken again, at the
-                // back, by the next try: wake the waiter to make that try now.
-                place = machinery.watchdog.register(Script.FAIR_LOCK_RENEW_PLACE, keys.forPlace(),
-                        new String[] {owner}, 0, System.nanoTime(), cause -> subscription.wake());
+            if (place != null) {
+                place.waiting(subscription);
             }
         }
 
         @Override
         public void done(boolean acquired) {
             if (place != null) {
-                machinery.watchdog.unregister(place);
-            }
-            if (!acquired && queued) {
-                leaveQueue(owner);
+                place.done(acquired);
             }
         }
     }
@@ -269,16 +268,6 @@ final class RedisLock implements DistributedLock {
                                 kind, name, failure.toString());
                     }
                 });
-    }
-
-    /** Takes a waiter that gave up out of the queue at once; if Redis cannot be reached, its place expires. */
-    private void leaveQueue(String owner) {
-        try {
-            machinery.<Long>await(machinery.scripts.run(Script.FAIR_LOCK_LEAVE, keys.forRelease(), owner),
-                    "leave the queue of " + kind + " '" + name + "'");
-        } catch (RuntimeException e) {
-            log.debug("{} '{}': could not leave the queue; the place expires with its lease: {}", kind, name, e.toString());
-        }
     }
 
     /* --------------- release --------------- */

@@ -61,6 +61,8 @@ public final class RedisSynchronizers implements Synchronizers {
     /** Weak values: one lock object per name while anyone uses it; holds keep theirs reachable. */
     private final LoadingCache<String, RedisLock> locks;
     private final LoadingCache<String, RedisLock> fairLocks;
+    private final LoadingCache<String, RedisSemaphore> semaphores;
+    private final LoadingCache<String, RedisCountDownLatch> latches;
 
     private RedisSynchronizers(Builder builder) {
         RedisURI uri = builder.uri;
@@ -107,6 +109,8 @@ public final class RedisSynchronizers implements Synchronizers {
                 leaseMillis, builder.commandTimeout, closed);
         this.locks = Caffeine.newBuilder().weakValues().build(name -> new RedisLock(name, LockPolicy.NONFAIR, machinery));
         this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisLock(name, LockPolicy.FAIR, machinery));
+        this.semaphores = Caffeine.newBuilder().weakValues().build(name -> new RedisSemaphore(name, machinery));
+        this.latches = Caffeine.newBuilder().weakValues().build(name -> new RedisCountDownLatch(name, machinery));
     }
 
     /**
@@ -155,13 +159,15 @@ public final class RedisSynchronizers implements Synchronizers {
     @Override
     public DistributedSemaphore semaphore(String name) {
         checkName(name);
-        throw new UnsupportedOperationException("semaphore is not implemented yet");
+        machinery.checkOpen();
+        return semaphores.get(name);
     }
 
     @Override
     public DistributedCountDownLatch countDownLatch(String name) {
         checkName(name);
-        throw new UnsupportedOperationException("countDownLatch is not implemented yet");
+        machinery.checkOpen();
+        return latches.get(name);
     }
 
     /**

@@ -17,7 +17,18 @@ public enum Script {
     LOCK_FORCE_UNLOCK("lock-force-unlock.lua", 4, 0, ScriptOutputType.INTEGER),
     FAIR_LOCK_ACQUIRE("fair-lock-acquire.lua", 4, 3, ScriptOutputType.MULTI),
     FAIR_LOCK_LEAVE("fair-lock-leave.lua", 4, 1, ScriptOutputType.INTEGER),
-    FAIR_LOCK_RENEW_PLACE("fair-lock-renew-place.lua", 2, 1, 1, ScriptOutputType.MULTI);
+    FAIR_LOCK_RENEW_PLACE("fair-lock-renew-place.lua", 2, 1, 1, ScriptOutputType.MULTI),
+    SEMAPHORE_SET("semaphore-set.lua", 1, 1, ScriptOutputType.INTEGER),
+    SEMAPHORE_ADD("semaphore-add.lua", 3, 1, ScriptOutputType.MULTI),
+    SEMAPHORE_ACQUIRE("semaphore-acquire.lua", 6, 5, ScriptOutputType.MULTI),
+    SEMAPHORE_TRY("semaphore-try.lua", 3, 3, ScriptOutputType.MULTI),
+    SEMAPHORE_RELEASE("semaphore-release.lua", 5, 2, ScriptOutputType.MULTI),
+    SEMAPHORE_LEAVE("semaphore-leave.lua", 3, 1, ScriptOutputType.INTEGER),
+    SEMAPHORE_RENEW("semaphore-renew.lua", 2, 1, 1, ScriptOutputType.MULTI),
+    SEMAPHORE_AVAILABLE("semaphore-available.lua", 3, 0, ScriptOutputType.INTEGER),
+    LATCH_SET("latch-set.lua", 1, 1, ScriptOutputType.INTEGER),
+    LATCH_COUNT_DOWN("latch-count-down.lua", 2, 0, ScriptOutputType.INTEGER),
+    LATCH_DELETE("latch-delete.lua", 2, 0, ScriptOutputType.INTEGER);
 
     /** The {@link #keys} of a batched script: it takes any number of items. */
     public static final int BATCHED = -1;

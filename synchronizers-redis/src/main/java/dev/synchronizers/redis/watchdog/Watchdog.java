@@ -94,7 +94,26 @@ public final class Watchdog implements AutoCloseable {
      */
     public Lease register(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis,
             long sentNanos, Consumer<LostHold.Cause> onLost) {
-        Lease lease = new Lease(renewScript, keys, itemArgs, fixedLeaseMillis, sentNanos, Thread.currentThread(), onLost);
+        return add(new Lease(renewScript, keys, itemArgs, fixedLeaseMillis, sentNanos, Thread.currentThread(), onLost));
+    }
+
+    /**
+     * Registers a hold that belongs to the client rather than to a thread (semaphore permits): it
+     * is renewed every tick until unregistered or lost, whichever threads come and go.
+     *
+     * @param renewScript the batched script that renews this kind of hold
+     * @param keys the keys of one item of that script
+     * @param itemArgs the arguments of one item of that script
+     * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent
+     * @param onLost told once, on the watchdog thread, if the lease is lost
+     * @return the registered lease
+     */
+    public Lease registerForClient(Script renewScript, String[] keys, String[] itemArgs, long sentNanos,
+            Consumer<LostHold.Cause> onLost) {
+        return add(new Lease(renewScript, keys, itemArgs, 0, sentNanos, null, onLost));
+    }
+
+    private Lease add(Lease lease) {
         leases.add(lease);
         return lease;
     }
@@ -153,7 +172,7 @@ public final class Watchdog implements AutoCloseable {
         long now = System.nanoTime();
         Map<Script, List<Lease>> due = new LinkedHashMap<>();
         for (Lease lease : leases) {
-            if (!lease.thread.isAlive()) {
+            if (lease.thread != null && !lease.thread.isAlive()) {
                 lose(lease, LostHold.Cause.ABANDONED);
             } else if (lease.fixed()) {
                 if (lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED) {
@@ -248,6 +267,7 @@ public final class Watchdog implements AutoCloseable {
         final String[] itemArgs;
         final long fixedLeaseMillis;
         final long startNanos;
+        /** The owning thread, or null for a hold of the client. */
         final Thread thread;
         final Consumer<LostHold.Cause> onLost;
         /** null while active; then RELEASED, or the cause it was lost for. */

@@ -1,0 +1,18 @@
+-- semaphore-available.lua: count the permits free now, returning those of clients whose lease ran out to the pool.
+--
+-- KEYS[1] total     string  the total number of permits
+-- KEYS[2] holds     hash    client -> permits it holds; ':sum' -> permits all live clients hold
+-- KEYS[3] leases    zset    client -> end of the lease on its permits, server time in ms
+--
+-- Returns available  the total minus what live clients hold (negative after the total shrank)
+local total_key, holds, leases = KEYS[1], KEYS[2], KEYS[3]
+
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+-- Same purge as semaphore-acquire.lua.
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
+  redis.call('HINCRBY', holds, ':sum', -tonumber(redis.call('HGET', holds, gone) or '0'))
+  redis.call('HDEL', holds, gone)
+end
+redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)
+return tonumber(redis.call('GET', total_key) or '0') - tonumber(redis.call('HGET', holds, ':sum') or '0')

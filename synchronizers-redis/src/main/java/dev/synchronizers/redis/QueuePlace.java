@@ -1,0 +1,70 @@
+package dev.synchronizers.redis;
+
+import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.watchdog.Watchdog;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One waiter's place in a queue in Redis (the fair lock's, the semaphore's): leased and renewed by
+ * the watchdog while the waiter waits, and left at once when it gives up. A place the watchdog
+ * finds gone (purged while the client was cut off) is taken again, at the back, by the waiter's
+ * next try, so the watchdog wakes it to make that try now.
+ *
+ * <p>Used by one waiting thread; not thread-safe.
+ */
+final class QueuePlace {
+
+    private static final Logger log = LoggerFactory.getLogger(QueuePlace.class);
+
+    private final Machinery machinery;
+    private final String owner;
+    private final String[] placeKeys;
+    private final Script leave;
+    private final String[] leaveKeys;
+    private final String what;
+    private boolean queued;
+    private Watchdog.Lease lease;
+
+    /**
+     * @param owner the waiter's owner string, its member in the queue
+     * @param placeKeys the queue and places keys, as the place-renewal script takes them
+     * @param leave the script that takes the waiter out of the queue
+     * @param leaveKeys that script's keys
+     * @param what the synchronizer, for messages, e.g. {@code "fair lock 'orders'"}
+     */
+    QueuePlace(Machinery machinery, String owner, String[] placeKeys, Script leave, String[] leaveKeys, String what) {
+        this.machinery = machinery;
+        this.owner = owner;
+        this.placeKeys = placeKeys;
+        this.leave = leave;
+        this.leaveKeys = leaveKeys;
+        this.what = what;
+    }
+
+    /** Records that a try put the waiter in the queue, so that giving up must take it out. */
+    void queued() {
+        queued = true;
+    }
+
+    /** The waiter is about to sleep: keep its place leased. */
+    void waiting(WakeupDispatcher.Subscription subscription) {
+        lease = machinery.watchdog.register(Script.FAIR_LOCK_RENEW_PLACE, placeKeys, new String[] {owner}, 0,
+                System.nanoTime(), cause -> subscription.wake());
+    }
+
+    /** The waiter stops: stop renewing its place and, if it did not get what it waited for, leave the queue. */
+    void done(boolean acquired) {
+        if (lease != null) {
+            machinery.watchdog.unregister(lease);
+        }
+        if (!acquired && queued) {
+            try {
+                machinery.<Long>await(machinery.scripts.run(leave, leaveKeys, owner), "leave the queue of " + what);
+            } catch (RuntimeException e) {
+                log.debug("{}: could not leave the queue; the place expires with its lease: {}", what, e.toString());
+            }
+        }
+    }
+}
