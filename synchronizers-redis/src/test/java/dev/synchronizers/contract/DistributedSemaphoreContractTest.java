@@ -1,0 +1,257 @@
+package dev.synchronizers.contract;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedSemaphore;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Kind;
+import dev.synchronizers.fixture.LeakCheck;
+import dev.synchronizers.fixture.SpecContext;
+import dev.synchronizers.fixture.SynchronizerSpec;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+
+/**
+ * The contract of {@link DistributedSemaphore}: {@link java.util.concurrent.Semaphore}'s javadoc for
+ * acquiring, timeouts, interrupts and argument checks, and ours for owned, leased permits. Each test
+ * names the sentence it checks.
+ */
+@Tag("redis")
+@ExtendWith(LeakCheck.class)
+class DistributedSemaphoreContractTest {
+
+    /* --------------- trySetPermits and addPermits --------------- */
+
+    /** trySetPermits(): "Sets the total number of permits if it has not been set yet." */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void trySetPermits_secondTime_returnsFalseAndKeepsTheFirst(DistributedSemaphore semaphore, SpecContext context) {
+        assertTrue(semaphore.trySetPermits(3));
+        assertFalse(context.<DistributedSemaphore>inOtherClient().trySetPermits(7));
+        assertEquals(3, semaphore.availablePermits());
+    }
+
+    /** trySetPermits(): "IllegalArgumentException if permits is negative"; nothing changes. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void trySetPermits_negative_throwsAndChangesNothing(DistributedSemaphore semaphore, SpecContext context) {
+        IllegalArgumentException thrown = assertThrows(IllegalArgumentException.class, () -> semaphore.trySetPermits(-3));
+        assertTrue(thrown.getMessage().contains("permits") && thrown.getMessage().contains("-3"), thrown.getMessage());
+        assertTrue(context.keys().isEmpty(), "nothing written: " + context.keys());
+    }
+
+    /** addPermits(): grows the total, and a waiter that needed the new permits gets them. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void addPermits_positive_wakesAWaiterThatNeedsThem(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        semaphore.trySetPermits(1);
+        semaphore.acquire();
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            DistributedSemaphore other = context.inOtherClient();
+            boolean acquired = other.tryAcquire(30, TimeUnit.SECONDS);
+            other.release();
+            return acquired;
+        });
+        context.awaitRedisWaiter();
+        semaphore.addPermits(1);
+        assertTrue(waiter.get());
+        semaphore.release();
+        assertEquals(2, semaphore.availablePermits());
+    }
+
+    /** addPermits(): "IllegalArgumentException if the total would become negative"; nothing changes. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void addPermits_belowZero_throwsAndChangesNothing(DistributedSemaphore semaphore, SpecContext context) {
+        semaphore.trySetPermits(2);
+        semaphore.addPermits(-1);
+        assertEquals(1, semaphore.availablePermits());
+        assertThrows(IllegalArgumentException.class, () -> semaphore.addPermits(-2));
+        assertEquals(1, semaphore.availablePermits());
+    }
+
+    /* --------------- acquire --------------- */
+
+    /** acquire(): takes a permit; availablePermits() is the total minus what holders hold. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquire_available_takesPermitsFromThePool(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        semaphore.trySetPermits(5);
+        semaphore.acquire();
+        semaphore.acquire(2);
+        assertEquals(2, semaphore.availablePermits());
+        assertEquals(2, context.<DistributedSemaphore>inOtherClient().availablePermits(), "the same for every client");
+        semaphore.release(3);
+        assertEquals(5, semaphore.availablePermits());
+    }
+
+    /** acquire(permits): "Zero permits succeed at once", even with none available. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquire_zero_returnsAtOnce(DistributedSemaphore semaphore, SpecContext context) throws Exception {
+        semaphore.trySetPermits(0);
+        semaphore.acquire(0);
+        assertTrue(semaphore.tryAcquire(0));
+        assertTrue(semaphore.tryAcquire(0, 1, TimeUnit.SECONDS));
+    }
+
+    /** acquire(permits): "IllegalArgumentException if permits is negative or exceeds the total" — fails fast, never waits. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquire_negativeOrMoreThanTotal_throwsAndChangesNothing(DistributedSemaphore semaphore, SpecContext context) {
+        semaphore.trySetPermits(2);
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> semaphore.acquire(-1));
+        assertTrue(negative.getMessage().contains("-1"), negative.getMessage());
+        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class, () -> semaphore.acquire(3));
+        assertTrue(tooMany.getMessage().contains("3") && tooMany.getMessage().contains("2"), tooMany.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> semaphore.tryAcquire(3));
+        assertThrows(IllegalArgumentException.class, () -> semaphore.tryAcquire(-2, 1, TimeUnit.SECONDS));
+        assertThrows(IllegalArgumentException.class, () -> semaphore.release(-1));
+        assertEquals(2, semaphore.availablePermits());
+    }
+
+    /** acquire(): "InterruptedException if the current thread is interrupted on entry", even with permits free. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquire_interruptedOnEntry_throwsAndTakesNothing(DistributedSemaphore semaphore, SpecContext context) {
+        semaphore.trySetPermits(1);
+        Thread.currentThread().interrupt();
+        assertThrows(InterruptedException.class, semaphore::acquire);
+        assertFalse(Thread.interrupted(), "interrupt status cleared");
+        assertEquals(1, semaphore.availablePermits());
+    }
+
+    /** acquire(): "InterruptedException if ... interrupted while waiting"; nothing is taken and the queue is left. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquire_interruptedWhileWaiting_throwsTakesNothingAndLeavesQueue(DistributedSemaphore semaphore,
+            SpecContext context) throws Exception {
+        semaphore.trySetPermits(1);
+        DistributedSemaphore other = context.inOtherClient();
+        other.acquire();
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            try {
+                semaphore.acquire();
+                semaphore.release();
+                return false;
+            } catch (InterruptedException e) {
+                return !Thread.currentThread().isInterrupted();
+            }
+        });
+        context.awaitRedisWaiter();
+        Await.parked(waiter.thread());
+        waiter.thread().interrupt();
+        assertTrue(waiter.get(), "threw InterruptedException with the status cleared");
+        assertEquals(0, context.redis().exists(context.queueKey()), "left the queue");
+        other.release();
+        assertEquals(1, semaphore.availablePermits(), "the interrupted waiter took nothing");
+    }
+
+    /* --------------- tryAcquire --------------- */
+
+    /** tryAcquire(permits): all or nothing: false, and nothing taken, when fewer are free. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void tryAcquire_fewerAvailable_returnsFalseAndTakesNone(DistributedSemaphore semaphore, SpecContext context) {
+        semaphore.trySetPermits(3);
+        DistributedSemaphore other = context.inOtherClient();
+        assertTrue(other.tryAcquire(2));
+        assertFalse(semaphore.tryAcquire(2));
+        assertEquals(1, semaphore.availablePermits());
+        assertTrue(semaphore.tryAcquire());
+        assertFalse(semaphore.tryAcquire());
+        semaphore.release();
+        other.release(2);
+    }
+
+    /** tryAcquire(timeout): "false if the waiting time elapsed first"; nothing taken, no place left behind. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void tryAcquire_timedOut_returnsFalseAndLeavesNoTrace(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        semaphore.trySetPermits(1);
+        DistributedSemaphore other = context.inOtherClient();
+        other.acquire();
+        assertFalse(semaphore.tryAcquire(200, TimeUnit.MILLISECONDS));
+        assertFalse(semaphore.tryAcquire(0, TimeUnit.MILLISECONDS));
+        assertEquals(0, context.redis().exists(context.queueKey()), "no place left in the queue");
+        other.release();
+    }
+
+    /** tryAcquire(timeout): succeeds when a permit is released in time, by another client. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void tryAcquire_releasedInTime_returnsTrue(DistributedSemaphore semaphore, SpecContext context) throws Exception {
+        semaphore.trySetPermits(1);
+        DistributedSemaphore other = context.inOtherClient();
+        other.acquire();
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            boolean acquired = semaphore.tryAcquire(30, TimeUnit.SECONDS);
+            if (acquired) {
+                semaphore.release();
+            }
+            return acquired;
+        });
+        context.awaitRedisWaiter();
+        other.release();
+        assertTrue(waiter.get());
+    }
+
+    /* --------------- release --------------- */
+
+    /** release(): permits belong to the client: any of its threads may release what another acquired. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void release_byAnotherThreadOfTheClient_returnsThePermit(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        semaphore.trySetPermits(1);
+        semaphore.acquire();
+        Background.start("other thread", () -> {
+            semaphore.release();
+            return null;
+        }).get();
+        assertEquals(1, semaphore.availablePermits());
+    }
+
+    /** release(): "IllegalStateException if this client holds fewer permits; nothing changes." */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void release_moreThanTheClientHolds_throwsAndChangesNothing(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        semaphore.trySetPermits(3);
+        semaphore.acquire();
+        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> semaphore.release(2));
+        assertTrue(thrown.getMessage().contains(context.name()), thrown.getMessage());
+        DistributedSemaphore other = context.inOtherClient();
+        assertThrows(IllegalStateException.class, other::release, "another client cannot release our permit");
+        assertEquals(2, semaphore.availablePermits(), "the pool did not grow");
+        semaphore.release();
+        assertThrows(IllegalStateException.class, semaphore::release);
+        assertEquals(3, semaphore.availablePermits());
+    }
+
+    /* --------------- drainPermits --------------- */
+
+    /** drainPermits(): "Acquires all permits available now ... returns the number acquired." */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void drainPermits_takesEveryFreePermit(DistributedSemaphore semaphore, SpecContext context) throws Exception {
+        semaphore.trySetPermits(4);
+        DistributedSemaphore other = context.inOtherClient();
+        other.acquire();
+        assertEquals(3, semaphore.drainPermits());
+        assertEquals(0, semaphore.availablePermits());
+        assertEquals(0, semaphore.drainPermits());
+        semaphore.release(3);
+        other.release();
+        assertEquals(4, semaphore.availablePermits());
+    }
+}
