@@ -1,0 +1,281 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedCountDownLatch;
+import dev.synchronizers.DistributedSemaphore;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.testkit.ChildJvm;
+import dev.synchronizers.testkit.RedisExtension;
+import dev.synchronizers.testkit.RedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What only the Redis semaphore and latch promise: a shared pool bounded across clients, permits
+ * that come back when their holder dies, one waiter woken per release, and a latch every client
+ * can wait on.
+ */
+@Tag("redis")
+class RedisSemaphoreTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private String prefix;
+    private String name;
+
+    @BeforeEach
+    void names(TestInfo test) {
+        prefix = "rs-" + UUID.randomUUID().toString().substring(0, 8);
+        name = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (int i = closeAfter.size() - 1; i >= 0; i--) {
+            closeAfter.get(i).close();
+        }
+    }
+
+    /* --------------- resource pool --------------- */
+
+    /**
+     * 3 clients x 8 threads share 5 permits for 2,000 acquisitions; inside, each increments and
+     * decrements a Redis counter: the highest value ever seen is exactly 5, never more.
+     */
+    @Test
+    void acquire_24ThreadsIn3ClientsOn5Permits_neverMoreThan5Inside() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = commands(uri);
+        String inside = prefix + ":inside";
+        List<DistributedSemaphore> semaphores = List.of(
+                client(uri, 30_000, new LinkedBlockingQueue<>()).semaphore(name),
+                client(uri, 30_000, new LinkedBlockingQueue<>()).semaphore(name),
+                client(uri, 30_000, new LinkedBlockingQueue<>()).semaphore(name));
+        assertTrue(semaphores.get(0).trySetPermits(5));
+        AtomicInteger remaining = new AtomicInteger(2_000);
+        AtomicLong highest = new AtomicLong();
+        List<Background<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < 24; t++) {
+            DistributedSemaphore semaphore = semaphores.get(t % 3);
+            RedisCommands<String, String> counter = commands(uri);
+            workers.add(Background.start("worker-" + t, () -> {
+                while (remaining.getAndDecrement() > 0) {
+                    semaphore.acquire();
+                    try {
+                        highest.accumulateAndGet(counter.incr(inside), Math::max);
+                        counter.decr(inside);
+                    } finally {
+                        semaphore.release();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Background<Void> worker : workers) {
+            worker.get();
+        }
+        assertEquals(5, highest.get(), "the pool was used to the full, and never beyond");
+        assertEquals(5, semaphores.get(1).availablePermits());
+        admin.del(inside);
+    }
+
+    /* --------------- leak-free --------------- */
+
+    /**
+     * A child JVM holding 3 permits is SIGKILLed: availablePermits() returns to the total after its
+     * lease, and a waiter blocked on those permits proceeds.
+     */
+    @Test
+    void acquire_holderProcessKilled_permitsComeBackAfterItsLease() throws Exception {
+        String uri = redis.server().uri();
+        DistributedSemaphore semaphore = client(uri, 30_000, new LinkedBlockingQueue<>()).semaphore(name);
+        assertTrue(semaphore.trySetPermits(4));
+        try (ChildJvm child = ChildJvm.start(SemaphoreHolderMain.class, uri, prefix, name, "1000", "3")) {
+            child.awaitLine("HOLDING", Duration.ofSeconds(60));
+            assertEquals(1, semaphore.availablePermits());
+            Background<Boolean> waiter = Background.start("waiter", () -> {
+                semaphore.acquire(3);
+                return true;
+            });
+            Await.parked(waiter.thread());
+            child.kill();
+            assertTrue(waiter.get(), "the waiter got the dead holder's permits");
+            semaphore.release(3);
+            assertEquals(4, semaphore.availablePermits());
+        }
+    }
+
+    /** Permits whose lease Redis no longer has are reported lost, and cannot be released. */
+    @Test
+    void acquire_leaseDeletedBehindItsBack_reportedLost() throws Exception {
+        String uri = redis.server().uri();
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        RedisSynchronizers client = client(uri, 30_000, lost);
+        DistributedSemaphore semaphore = client.semaphore(name);
+        semaphore.trySetPermits(2);
+        semaphore.acquire(2);
+        commands(uri).del(prefix + ":semaphore:{" + name + "}:leases");
+        client.renewNow();
+        LostHold event = lost.poll(30, TimeUnit.SECONDS);
+        assertNotNull(event);
+        assertEquals(LostHold.Cause.GONE, event.cause());
+        assertEquals("semaphore", event.kind());
+        assertThrows(IllegalStateException.class, semaphore::release, "lost permits cannot be released");
+        assertEquals(0, client.watchdogEntries());
+        commands(uri).del(prefix + ":semaphore:{" + name + "}:holds");
+    }
+
+    /* --------------- one waiter woken per release --------------- */
+
+    /** A release of 1 permit with 8 waiters in 2 clients makes one acquire script run, not 8. */
+    @Test
+    void release_onePermitWith8Waiters_wakesOne() throws Exception {
+        RedisServer server = redis.startManaged();
+        RedisCommands<String, String> admin = commands(server.uri());
+        List<DistributedSemaphore> semaphores = List.of(
+                client(server.uri(), 60_000, new LinkedBlockingQueue<>()).semaphore(name),
+                client(server.uri(), 60_000, new LinkedBlockingQueue<>()).semaphore(name));
+        DistributedSemaphore holder = client(server.uri(), 60_000, new LinkedBlockingQueue<>()).semaphore(name);
+        holder.trySetPermits(1);
+        holder.acquire();
+        CountDownLatch firstAcquired = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        List<Background<Void>> waiters = new ArrayList<>();
+        for (int w = 0; w < 8; w++) {
+            DistributedSemaphore semaphore = semaphores.get(w % 2);
+            waiters.add(Background.start("waiter-" + w, () -> {
+                semaphore.acquire();
+                try {
+                    firstAcquired.countDown();
+                    finish.await();
+                } finally {
+                    semaphore.release();
+                }
+                return null;
+            }));
+        }
+        String queue = prefix + ":semaphore:{" + name + "}:queue";
+        Await.until("8 waiters queued", () -> admin.zcard(queue) == 8);
+        for (Background<Void> waiter : waiters) {
+            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> sleepsOnWakeup(waiter.thread()));
+        }
+        admin.configResetstat();
+        holder.release();
+        assertTrue(firstAcquired.await(30, TimeUnit.SECONDS));
+        assertEquals(2, evalshaCalls(admin.info("commandstats")), "the release and one waiter's acquire");
+        finish.countDown();
+        for (Background<Void> waiter : waiters) {
+            waiter.get();
+        }
+    }
+
+    /* --------------- Redis down --------------- */
+
+    /** Redis unreachable: semaphore and latch calls throw a clear exception within the command timeout. */
+    @Test
+    void calls_redisDown_throwUnavailable() throws Exception {
+        RedisServer server = redis.startManaged();
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .commandTimeout(Duration.ofMillis(500)).build();
+        closeAfter.add(client);
+        DistributedSemaphore semaphore = client.semaphore(name);
+        DistributedCountDownLatch latch = client.countDownLatch(name);
+        semaphore.trySetPermits(1);
+        server.kill();
+        assertThrows(SynchronizerUnavailableException.class, semaphore::acquire);
+        assertThrows(SynchronizerUnavailableException.class, semaphore::tryAcquire);
+        assertThrows(SynchronizerUnavailableException.class, semaphore::availablePermits);
+        assertThrows(SynchronizerUnavailableException.class, () -> latch.trySetCount(1));
+        assertThrows(SynchronizerUnavailableException.class, latch::await);
+    }
+
+    /* --------------- latch --------------- */
+
+    /** 4 clients await; a fifth counts down from 3; all four return, and the key is gone at zero. */
+    @Test
+    void await_4ClientsAndAFifthCountingDown_allReturn() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = commands(uri);
+        DistributedCountDownLatch counter = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+        assertTrue(counter.trySetCount(3));
+        List<Background<Boolean>> waiters = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+            DistributedCountDownLatch latch = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+            waiters.add(Background.start("waiter-" + c, () -> {
+                latch.await();
+                return true;
+            }));
+        }
+        for (Background<Boolean> waiter : waiters) {
+            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> sleepsOnWakeup(waiter.thread()));
+        }
+        counter.countDown();
+        counter.countDown();
+        assertEquals(1, counter.getCount());
+        counter.countDown();
+        for (Background<Boolean> waiter : waiters) {
+            assertTrue(waiter.get());
+        }
+        assertEquals(0, admin.exists(prefix + ":latch:{" + name + "}"), "no key at zero");
+        assertTrue(counter.await(0, TimeUnit.SECONDS), "awaiting an open latch returns at once");
+    }
+
+    /* --------------- helpers --------------- */
+
+    private static boolean sleepsOnWakeup(Thread thread) {
+        return Arrays.stream(thread.getStackTrace())
+                .anyMatch(frame -> frame.getClassName().endsWith("WakeupDispatcher$Subscription")
+                        && frame.getMethodName().equals("await"));
+    }
+
+    private RedisSynchronizers client(String uri, long leaseMillis, BlockingQueue<LostHold> lost) {
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
+                .lease(Duration.ofMillis(leaseMillis)).lostHoldListener(lost::add).build();
+        closeAfter.add(client);
+        return client;
+    }
+
+    private RedisCommands<String, String> commands(String uri) {
+        RedisClient client = RedisClient.create(uri);
+        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
+        closeAfter.add(client::shutdown);
+        closeAfter.add(connection);
+        return connection.sync();
+    }
+
+    private static long evalshaCalls(String info) {
+        Matcher m = Pattern.compile("(?m)^cmdstat_evalsha:calls=(\\d+)").matcher(info);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+}
