@@ -12,8 +12,18 @@ import java.util.concurrent.TimeUnit;
  * its permits when its lease runs out. The total is set once with {@link #trySetPermits(int)} and
  * changed with {@link #addPermits(int)}.
  *
- * <p>Methods that wait follow {@link java.util.concurrent.Semaphore}'s contract for interrupts and
- * timeouts; all throw {@link SynchronizerUnavailableException} if the store cannot be reached.
+ * <p>Waiters are served in the order they arrived at the store, across all clients, as on a fair
+ * {@code java.util.concurrent.Semaphore}: a waiter asking for more permits than are free blocks the
+ * waiters behind it, so a large request is never starved by a stream of small ones. The untimed
+ * {@link #tryAcquire()} and {@link #tryAcquire(int)} barge, and {@link #drainPermits()} takes what
+ * is free now. A release wakes the first waiter only, not every waiter. Asking for more permits
+ * than the current total fails at once with {@link IllegalArgumentException} rather than waiting
+ * for a total that may never grow.
+ *
+ * <p>The total is configuration and persists in the store; the permits held are leased state that
+ * ends with its holder. Methods that wait follow {@link java.util.concurrent.Semaphore}'s contract
+ * for interrupts and timeouts; all throw {@link SynchronizerUnavailableException} if the store
+ * cannot be reached.
  */
 public interface DistributedSemaphore {
 
@@ -45,7 +55,9 @@ public interface DistributedSemaphore {
     /**
      * Acquires one permit, waiting until one is available or the thread is interrupted.
      *
-     * @throws InterruptedException if the current thread is interrupted on entry or while waiting
+     * @throws InterruptedException if the current thread is interrupted on entry or while waiting;
+     *     the interrupt status is cleared, nothing is taken and the waiter leaves the queue
+     * @throws IllegalArgumentException if the total is zero
      */
     void acquire() throws InterruptedException;
 

@@ -62,14 +62,14 @@ public interface Synchronizers extends AutoCloseable {
     DistributedReadWriteLock readWriteLock(String name);
 
     /**
-     * Returns the counting semaphore called {@code name}.
+     * Returns the counting semaphore called {@code name}, whose permits are owned by this client
+     * and leased, so that a client that dies returns them.
      *
      * @param name the semaphore's name, shared by every client
      * @return the semaphore; no network call is made
      * @throws NullPointerException if {@code name} is null
      * @throws IllegalArgumentException if {@code name} is empty
      * @throws IllegalStateException if this client is closed
-     * @throws UnsupportedOperationException if this implementation does not provide it yet
      */
     DistributedSemaphore semaphore(String name);
 
@@ -81,7 +81,6 @@ public interface Synchronizers extends AutoCloseable {
      * @throws NullPointerException if {@code name} is null
      * @throws IllegalArgumentException if {@code name} is empty
      * @throws IllegalStateException if this client is closed
-     * @throws UnsupportedOperationException if this implementation does not provide it yet
      */
     DistributedCountDownLatch countDownLatch(String name);
 
