@@ -1,53 +1,43 @@
 package dev.synchronizers.jmh;
 
-import dev.synchronizers.DistributedLock;
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.testkit.RedisServer;
-import dev.synchronizers.testkit.RedisServers;
-import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Uncontended {@code lock()} + {@code unlock()} of one name by one thread: two script calls, two
- * round trips to a local {@code redis-server} that the benchmark starts itself (or
- * {@code REDIS_URL}).
+ * Uncontended {@code lock()} + {@code unlock()} of one name by one thread of one client, for each
+ * {@link LockImpl}: for ours, two script calls and two round trips to a local {@code
+ * redis-server} that the benchmark starts itself. Each iteration also prints a {@code
+ * REDIS-STATS} line (see {@link LockContendedBenchmark}).
  *
- * <pre>./mvnw -q -pl jmh -am package -DskipTests &amp;&amp; java -jar jmh/target/benchmarks.jar LockUncontendedBenchmark -rf json</pre>
+ * <pre>java -jar jmh/target/benchmarks.jar LockUncontendedBenchmark -rf json -rff jmh-result.json</pre>
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.Throughput)
-@OutputTimeUnit(TimeUnit.SECONDS)
-@Fork(1)
-@Warmup(iterations = 3, time = 2)
-@Measurement(iterations = 5, time = 2)
-public class LockUncontendedBenchmark {
+public class LockUncontendedBenchmark extends RedisBenchmark {
 
-    private RedisServer server;
-    private RedisSynchronizers synchronizers;
-    private DistributedLock lock;
+    @Param({"SYNCHRONIZERS", "SYNCHRONIZERS_FAIR", "REDISSON", "REDISSON_FAIR", "FLOOR"})
+    public LockImpl impl;
+
+    private BenchLock lock;
+
+    @Override
+    protected String implName() {
+        return impl.name();
+    }
 
     @Setup(Level.Trial)
     public void start() {
-        server = RedisServers.start();
-        synchronizers = RedisSynchronizers.create(server.uri());
-        lock = synchronizers.lock("bench-uncontended");
+        startRedis();
+        lock = impl.open(server.uri(), "bench-uncontended");
     }
 
     @TearDown(Level.Trial)
     public void stop() {
-        synchronizers.close();
-        server.close();
+        if (lock != null) {
+            lock.close();
+        }
+        stopRedis();
     }
 
     /** One lock and one unlock. */
@@ -55,5 +45,6 @@ public class LockUncontendedBenchmark {
     public void lockUnlock() {
         lock.lock();
         lock.unlock();
+        operations.incrementAndGet();
     }
 }

@@ -1,0 +1,63 @@
+package dev.synchronizers.jmh;
+
+import dev.synchronizers.testkit.RedisServer;
+import dev.synchronizers.testkit.RedisServers;
+import java.util.concurrent.atomic.AtomicLong;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+
+/**
+ * The shared state of the benchmarks that run against a Redis server of their own: starts and
+ * stops it, and prints, after every iteration, the Redis work per benchmark operation as one
+ * {@code REDIS-STATS} line and its split by command as one {@code REDIS-COMMANDS} line (see
+ * {@link RedisStats}). A subclass counts each operation with
+ * {@link #operations}{@code .incrementAndGet()}, starts the server in its own
+ * {@code @Setup(Level.Trial)} with {@link #startRedis()} before opening its clients, and stops it
+ * with {@link #stopRedis()} after closing them.
+ */
+@State(Scope.Benchmark)
+public abstract class RedisBenchmark extends BenchmarkDefaults {
+
+    /** Benchmark operations (e.g. lock+unlock pairs) done since the iteration began, by all threads. */
+    protected final AtomicLong operations = new AtomicLong();
+    protected RedisServer server;
+    private RedisStats before;
+    private int iteration;
+
+    /** The implementation under test, for the {@code REDIS-STATS} line. */
+    protected abstract String implName();
+
+    /** Starts a throwaway {@code redis-server} on loopback (see {@link RedisServers#start()}). */
+    protected void startRedis() {
+        server = RedisServers.start();
+    }
+
+    protected void stopRedis() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Setup(Level.Iteration)
+    public void beginIteration() {
+        operations.set(0);
+        before = RedisStats.of(server);
+    }
+
+    @TearDown(Level.Iteration)
+    public void endIteration(BenchmarkParams benchmark, IterationParams params) {
+        RedisStats after = RedisStats.of(server);
+        iteration++;
+        String where = "iteration=" + iteration + "(" + params.getType().toString().toLowerCase() + ")"
+                + " threads=" + benchmark.getThreads() + " redis=" + server.version()
+                + " bench=" + benchmark.getBenchmark().replace(RedisBenchmark.class.getPackageName() + ".", "");
+        long ops = operations.get();
+        System.out.println(after.perOperation(before, implName(), ops, where));
+        System.out.println(after.breakdown(before, implName(), ops));
+    }
+}
