@@ -32,7 +32,7 @@ local taken = permits
 if permits == 0 then
   taken = math.max(available, 0)
 end
-if available < taken then
+if permits > 0 and available < permits then
   return {0, 0}
 end
 if taken > 0 then

@@ -1,16 +1,23 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.script.Script;
+
 /**
- * Key and channel names for one lock; all share the name's hash tag so they live in one Cluster
- * slot. No other class builds key names for a lock.
+ * Key and channel names for one lock (non-fair, fair, or read-write); all share the name's hash
+ * tag so they live in one Cluster slot. No other class builds key names for a lock, and
+ * {@link #keysFor(Script)} is the one place that says which keys each script takes.
  *
- * @param lock the hash of the hold: owner to fencing token, plus the non-fair waiting mark
+ * @param lock the hash of the (write) hold: owner to fencing token, plus the non-fair waiting mark
  * @param token the last fencing token issued for the name; lives one second past its issue
- * @param queue the fair lock's waiters in arrival order
- * @param places the fair lock's waiters with the end of their place's lease
+ * @param queue waiting owners (fair lock, writers) in arrival order
+ * @param places waiting owners with the end of their place's lease
+ * @param readers read holders with the end of their read lease (read-write lock)
+ * @param readTokens read holders with the fencing token of their read hold (read-write lock)
+ * @param readersWaiting set while a reader waits (read-write lock)
  * @param wakeups the channel releases publish to when someone waits
  */
-record LockKeys(String lock, String token, String queue, String places, String wakeups) {
+record LockKeys(String lock, String token, String queue, String places, String readers, String readTokens,
+        String readersWaiting, String wakeups) {
 
     /** The keys of {@code lock(name)}. */
     static LockKeys of(String prefix, String name) {
@@ -22,32 +29,37 @@ record LockKeys(String lock, String token, String queue, String places, String w
         return under(prefix + ":fairlock:{" + name + "}");
     }
 
+    /** The keys of {@code readWriteLock(name)}, shared by its two halves. */
+    static LockKeys readWrite(String prefix, String name) {
+        return under(prefix + ":rwlock:{" + name + "}");
+    }
+
     private static LockKeys under(String base) {
-        return new LockKeys(base, base + ":token", base + ":queue", base + ":places", base + ":wake");
+        return new LockKeys(base, base + ":token", base + ":queue", base + ":places", base + ":readers",
+                base + ":rtokens", base + ":rwait", base + ":wake");
     }
 
-    /** The keys of the non-fair acquire scripts, in their header's order. */
-    String[] forAcquire() {
-        return new String[] {lock, token};
-    }
-
-    /** The keys of the fair acquire script, in its header's order. */
-    String[] forFairAcquire() {
-        return new String[] {lock, token, queue, places};
-    }
-
-    /** The keys of the release, force-unlock and leave scripts, in their header's order. */
-    String[] forRelease() {
-        return new String[] {lock, queue, places, wakeups};
-    }
-
-    /** The keys of one item of the place-renewal script. */
-    String[] forPlace() {
-        return new String[] {queue, places};
-    }
-
-    /** The key of one item of the hold-renewal script. */
-    String[] forHold() {
-        return new String[] {lock};
+    /**
+     * The keys a script takes, in its header's order; for a batched renew script, one item's.
+     *
+     * @throws IllegalArgumentException for a script that is not a lock's
+     */
+    String[] keysFor(Script script) {
+        return switch (script) {
+            case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING -> new String[] {lock, token};
+            case FAIR_LOCK_ACQUIRE -> new String[] {lock, token, queue, places};
+            case LOCK_RELEASE, LOCK_FORCE_UNLOCK, FAIR_LOCK_LEAVE -> new String[] {lock, queue, places, wakeups};
+            case LOCK_RENEW -> new String[] {lock};
+            case FAIR_LOCK_RENEW_PLACE -> new String[] {queue, places};
+            case RW_READ_ACQUIRE -> new String[] {lock, token, readers, readTokens, queue, places, readersWaiting};
+            case RW_READ_TRY -> new String[] {lock, token, readers, readTokens};
+            case RW_READ_RELEASE -> new String[] {readers, readTokens, queue, places, wakeups};
+            case RW_READ_RENEW -> new String[] {readers, readTokens};
+            case RW_WRITE_ACQUIRE -> new String[] {lock, token, readers, readTokens, queue, places};
+            case RW_WRITE_TRY -> new String[] {lock, token, readers};
+            case RW_WRITE_RELEASE, RW_WRITE_LEAVE -> new String[] {lock, queue, places, readersWaiting, wakeups};
+            case RW_FORCE_UNLOCK -> new String[] {lock, readers, readTokens, queue, readersWaiting, wakeups};
+            default -> throw new IllegalArgumentException(script + " is not a lock script");
+        };
     }
 }

@@ -3,38 +3,62 @@ package dev.synchronizers.redis;
 import dev.synchronizers.redis.script.Script;
 
 /**
- * What differs between the non-fair and the fair lock. Stateless.
+ * What differs between the kinds of lock served by {@link RedisLock}: which scripts they run and
+ * whether their waiters queue locally or in Redis. Stateless.
  *
  * <ul>
- *   <li>Non-fair: a waiter's first try leaves no trace; after it subscribes, a failed try records
- *       that someone waits, so that the release publishes. Waiters of one client queue locally and
- *       only the first talks to Redis.</li>
- *   <li>Fair: every try by a waiter takes (or keeps) its place in the queue in Redis, so every
- *       waiter of every client is in the one queue and no local queue is needed; a release wakes
- *       the first waiter by name. {@code tryLock()} barges, with the non-fair script, as
- *       {@code ReentrantLock(true).tryLock()} does.</li>
+ *   <li>{@link #NONFAIR}: a waiter's first try leaves no trace; after it subscribes, a failed try
+ *       records that someone waits, so that the release publishes. Waiters of one client queue
+ *       locally and only the first talks to Redis.</li>
+ *   <li>{@link #FAIR}: every try by a waiter takes (or keeps) its place in the queue in Redis, so
+ *       every waiter of every client is in the one queue; a release wakes the first by name.</li>
+ *   <li>{@link #READ} and {@link #WRITE}: the two halves of a read-write lock. Waiting writers
+ *       queue in Redis like fair waiters; readers wait behind the writer and behind waiting
+ *       writers, and are woken all at once when the writer leaves.</li>
  * </ul>
+ * In every policy the untimed {@code tryLock()} barges, as {@code ReentrantLock(true).tryLock()}
+ * and {@code ReentrantReadWriteLock}'s {@code tryLock()} do.
  */
 enum LockPolicy {
-    NONFAIR(Script.LOCK_ACQUIRE, Script.LOCK_ACQUIRE_WAITING, true),
-    FAIR(Script.FAIR_LOCK_ACQUIRE, Script.FAIR_LOCK_ACQUIRE, false);
+    NONFAIR("lock", Script.LOCK_ACQUIRE, Script.LOCK_ACQUIRE_WAITING, Script.LOCK_ACQUIRE, Script.LOCK_RELEASE,
+            Script.LOCK_RENEW, Script.LOCK_FORCE_UNLOCK, null, null, true),
+    FAIR("fair lock", Script.FAIR_LOCK_ACQUIRE, Script.FAIR_LOCK_ACQUIRE, Script.LOCK_ACQUIRE, Script.LOCK_RELEASE,
+            Script.LOCK_RENEW, Script.LOCK_FORCE_UNLOCK, Script.FAIR_LOCK_ACQUIRE, Script.FAIR_LOCK_LEAVE, false),
+    READ("read lock", Script.RW_READ_ACQUIRE, Script.RW_READ_ACQUIRE, Script.RW_READ_TRY, Script.RW_READ_RELEASE,
+            Script.RW_READ_RENEW, Script.RW_FORCE_UNLOCK, null, null, false),
+    WRITE("write lock", Script.RW_WRITE_ACQUIRE, Script.RW_WRITE_ACQUIRE, Script.RW_WRITE_TRY, Script.RW_WRITE_RELEASE,
+            Script.LOCK_RENEW, Script.RW_FORCE_UNLOCK, Script.RW_WRITE_ACQUIRE, Script.RW_WRITE_LEAVE, false);
 
+    /** How messages and lost-hold events name this kind. */
+    final String kind;
     /** Used by a waiter's first try, before it subscribes. */
     final Script firstTry;
     /** Used by a waiter's tries once it is subscribed to wake-ups. */
     final Script subscribedTry;
-    /** Used by the untimed {@code tryLock()}: barges in both policies. */
-    final Script tryOnce = Script.LOCK_ACQUIRE;
-    /** Whether waiters of one client queue locally (non-fair) or each take a place in Redis (fair). */
+    /** Used by the untimed {@code tryLock()}: barges. */
+    final Script tryOnce;
+    final Script release;
+    /** The batched script the watchdog renews holds of this kind with. */
+    final Script renew;
+    final Script forceUnlock;
+    /** The try that puts a waiter in Redis's queue when it fails (takes a place lease argument), or null. */
+    final Script queuedTry;
+    /** The script that takes a waiter that gave up out of Redis's queue, or null. */
+    final Script leave;
+    /** Whether waiters of one client queue locally, only the first talking to Redis. */
     final boolean localQueue;
 
-    LockPolicy(Script firstTry, Script subscribedTry, boolean localQueue) {
+    LockPolicy(String kind, Script firstTry, Script subscribedTry, Script tryOnce, Script release, Script renew,
+            Script forceUnlock, Script queuedTry, Script leave, boolean localQueue) {
+        this.kind = kind;
         this.firstTry = firstTry;
         this.subscribedTry = subscribedTry;
+        this.tryOnce = tryOnce;
+        this.release = release;
+        this.renew = renew;
+        this.forceUnlock = forceUnlock;
+        this.queuedTry = queuedTry;
+        this.leave = leave;
         this.localQueue = localQueue;
-    }
-
-    boolean queuesInRedis() {
-        return !localQueue;
     }
 }

@@ -6,7 +6,7 @@ import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.time.Duration;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -28,10 +28,11 @@ final class Machinery {
     final Duration timeout;
     private final AtomicBoolean closed;
     /**
-     * Synchronizer objects with holds in this JVM, kept strongly reachable: the factory's cache
-     * holds them weakly, and a hold must find the same object on unlock() however it is reached.
+     * Synchronizer objects with holds in this JVM, with how many, kept strongly reachable: the
+     * factory's cache holds them weakly, and a hold must find the same object on unlock() however
+     * it is reached.
      */
-    private final Set<Object> pinned = ConcurrentHashMap.newKeySet();
+    private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
 
     Machinery(String clientId, String keyPrefix, RedisAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
@@ -48,12 +49,14 @@ final class Machinery {
         this.closed = closed;
     }
 
+    /** Counts one more hold of {@code synchronizer}: it stays reachable until every hold is unpinned. */
     void pin(Object synchronizer) {
-        pinned.add(synchronizer);
+        pinned.merge(synchronizer, 1, Integer::sum);
     }
 
+    /** Counts one hold of {@code synchronizer} less. */
     void unpin(Object synchronizer) {
-        pinned.remove(synchronizer);
+        pinned.computeIfPresent(synchronizer, (key, count) -> count == 1 ? null : count - 1);
     }
 
     /** The owner string of the current thread: client id and thread id. */

@@ -59,19 +59,35 @@ final class RedisLock implements DistributedLock {
     private final LockKeys keys;
     private final Machinery machinery;
     private final Acquirer acquirer;
+    /** What to keep reachable while this lock has holds: itself, or the read-write lock it is half of. */
+    private final Object pinTarget;
+    /** For a write lock, its read lock, to refuse an upgrade; otherwise null. */
+    private volatile RedisLock readHalf;
     /** This client's holds, by thread id. */
     private final Map<Long, Hold> holds = new ConcurrentHashMap<>();
 
-    RedisLock(String name, LockPolicy policy, Machinery machinery) {
+    RedisLock(String name, LockPolicy policy, LockKeys keys, Machinery machinery, Object pinTarget) {
         this.name = name;
         this.policy = policy;
-        this.kind = policy == LockPolicy.FAIR ? "fair lock" : "lock";
-        this.keys = policy == LockPolicy.FAIR
-                ? LockKeys.fair(machinery.keyPrefix, name)
-                : LockKeys.of(machinery.keyPrefix, name);
+        this.kind = policy.kind;
+        this.keys = keys;
+        this.pinTarget = pinTarget == null ? this : pinTarget;
         this.machinery = machinery;
         this.acquirer = new Acquirer(machinery.wakeups, keys.wakeups(), machinery.leaseMillis, policy.localQueue,
                 machinery::checkOpen);
+    }
+
+    /** The lock behind {@code lock(name)} or {@code fairLock(name)}. */
+    static RedisLock standalone(String name, LockPolicy policy, Machinery machinery) {
+        LockKeys keys = policy == LockPolicy.FAIR
+                ? LockKeys.fair(machinery.keyPrefix, name)
+                : LockKeys.of(machinery.keyPrefix, name);
+        return new RedisLock(name, policy, keys, machinery, null);
+    }
+
+    /** Makes this write lock refuse to be taken by a thread that holds only {@code read}. */
+    void refuseUpgradeFrom(RedisLock read) {
+        this.readHalf = read;
     }
 
     @Override
@@ -155,6 +171,15 @@ final class RedisLock implements DistributedLock {
             held.count++;
             return true;
         }
+        RedisLock read = readHalf;
+        if (read != null && read.getHoldCount() > 0) {
+            // Two readers upgrading would each wait for the other to leave: refuse rather than hang.
+            if (timeoutNanos == Acquirer.FOREVER) {
+                throw new IllegalMonitorStateException(kind + " '" + name + "': upgrade from the read lock to the"
+                        + " write lock is not supported; release the read lock first");
+            }
+            return false;
+        }
         machinery.checkOpen();
         String owner = machinery.currentOwner();
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
@@ -163,11 +188,11 @@ final class RedisLock implements DistributedLock {
             return false;
         }
         Hold hold = new Hold(owner, attempt.fencingToken());
-        hold.lease = machinery.watchdog.register(Script.LOCK_RENEW, keys.forHold(),
+        hold.lease = machinery.watchdog.register(policy.renew, keys.keysFor(policy.renew),
                 new String[] {owner, Long.toString(hold.token)}, fixedLeaseMillis, attempt.sentNanos(),
                 cause -> onLost(threadId, hold, cause));
         holds.put(threadId, hold);
-        machinery.pin(this);
+        machinery.pin(pinTarget);
         return true;
     }
 
@@ -179,15 +204,10 @@ final class RedisLock implements DistributedLock {
         }
     }
 
-    /** Drops a hold from this JVM's books; the lock object stays pinned while any hold remains. */
+    /** Drops a hold from this JVM's books; the lock object stays pinned while any hold of it remains. */
     private void forget(long threadId, Hold hold) {
-        holds.remove(threadId, hold);
-        if (holds.isEmpty()) {
-            machinery.unpin(this);
-            // A hold taken meanwhile by another thread pinned it before this unpin: pin it again.
-            if (!holds.isEmpty()) {
-                machinery.pin(this);
-            }
+        if (holds.remove(threadId, hold)) {
+            machinery.unpin(pinTarget);
         }
     }
 
@@ -202,9 +222,9 @@ final class RedisLock implements DistributedLock {
             this.owner = owner;
             this.firstTry = firstTry;
             this.lease = Long.toString(leaseMillis);
-            this.place = policy.queuesInRedis()
-                    ? new QueuePlace(machinery, owner, keys.forPlace(), Script.FAIR_LOCK_LEAVE, keys.forRelease(),
-                            kind + " '" + name + "'")
+            this.place = policy.leave != null
+                    ? new QueuePlace(machinery, owner, keys.keysFor(Script.FAIR_LOCK_RENEW_PLACE), policy.leave,
+                            keys.keysFor(policy.leave), kind + " '" + name + "'")
                     : null;
         }
 
@@ -213,10 +233,9 @@ final class RedisLock implements DistributedLock {
             machinery.checkOpen();
             Script script = subscribed ? policy.subscribedTry : firstTry;
             long sent = System.nanoTime();
-            CompletionStage<List<Object>> pending = script == Script.FAIR_LOCK_ACQUIRE
-                    ? machinery.scripts.run(script, keys.forFairAcquire(), owner, lease,
-                            Long.toString(machinery.leaseMillis))
-                    : machinery.scripts.run(script, keys.forAcquire(), owner, lease);
+            CompletionStage<List<Object>> pending = script == policy.queuedTry
+                    ? machinery.scripts.run(script, keys.keysFor(script), owner, lease, Long.toString(machinery.leaseMillis))
+                    : machinery.scripts.run(script, keys.keysFor(script), owner, lease);
             List<Object> reply;
             try {
                 reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
@@ -225,7 +244,7 @@ final class RedisLock implements DistributedLock {
                 throw e;
             }
             Attempt attempt = Attempt.of(reply, sent);
-            if (!attempt.acquired() && script == Script.FAIR_LOCK_ACQUIRE) {
+            if (!attempt.acquired() && script == policy.queuedTry) {
                 place.queued();
             }
             return attempt;
@@ -261,7 +280,7 @@ final class RedisLock implements DistributedLock {
 
     /** Sends a token-checked release and does not wait for it; what it cannot release expires. */
     private void releaseQuietly(String owner, long token) {
-        machinery.scripts.run(Script.LOCK_RELEASE, keys.forRelease(), owner, Long.toString(token))
+        machinery.scripts.run(policy.release, keys.keysFor(policy.release), owner, Long.toString(token))
                 .whenComplete((reply, failure) -> {
                     if (failure != null) {
                         log.debug("{} '{}': release of an abandoned hold failed; it expires with its lease: {}",
@@ -300,7 +319,7 @@ final class RedisLock implements DistributedLock {
         }
         machinery.checkOpen();
         List<Object> released = machinery.await(
-                machinery.scripts.run(Script.LOCK_RELEASE, keys.forRelease(), held.owner, Long.toString(held.token)),
+                machinery.scripts.run(policy.release, keys.keysFor(policy.release), held.owner, Long.toString(held.token)),
                 "release " + kind + " '" + name + "' (the hold was dropped locally and expires with its lease)");
         if ((Long) released.get(0) == 0L) {
             LostHold.Cause cause = held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED
@@ -312,12 +331,15 @@ final class RedisLock implements DistributedLock {
         wakeLocally((String) released.get(1));
     }
 
-    /** Wakes this client's next waiter at once, rather than when the published wake-up comes back. */
-    private void wakeLocally(String nextFairWaiter) {
-        if (nextFairWaiter.isEmpty()) {
+    /**
+     * Wakes this client's waiters that the release woke, at once rather than when the published
+     * wake-up comes back: the one named, every one for {@code 'released'}, or the local queue's head.
+     */
+    private void wakeLocally(String woken) {
+        if (woken.isEmpty()) {
             acquirer.wakeHead();
         } else {
-            machinery.wakeups.wake(keys.wakeups(), nextFairWaiter);
+            machinery.wakeups.wake(keys.wakeups(), woken);
         }
     }
 
@@ -326,7 +348,7 @@ final class RedisLock implements DistributedLock {
         machinery.checkOpen();
         // Only holds taken before the force can be its victims; one taken right after it is live.
         List<Hold> before = List.copyOf(holds.values());
-        long released = machinery.<Long>await(machinery.scripts.run(Script.LOCK_FORCE_UNLOCK, keys.forRelease()),
+        long released = machinery.<Long>await(machinery.scripts.run(policy.forceUnlock, keys.keysFor(policy.forceUnlock)),
                 "force-unlock " + kind + " '" + name + "'");
         // This client's own holders learn at once; other clients' at their watchdog's next tick.
         for (Hold held : before) {
@@ -341,7 +363,9 @@ final class RedisLock implements DistributedLock {
     @Override
     public boolean isLocked() {
         machinery.checkOpen();
-        return machinery.await(machinery.redis.exists(keys.lock()), "query " + kind + " '" + name + "'") == 1L;
+        // A read hold counts until its lease ends; one that ended is purged by the next acquire.
+        String key = policy == LockPolicy.READ ? keys.readers() : keys.lock();
+        return machinery.await(machinery.redis.exists(key), "query " + kind + " '" + name + "'") == 1L;
     }
 
     @Override
@@ -378,7 +402,7 @@ final class RedisLock implements DistributedLock {
             count += held.count;
         }
         String state = count == 0 ? "not held by this JVM" : "held by this JVM: " + count + (count == 1 ? " hold" : " holds");
-        return "RedisLock[" + (policy == LockPolicy.FAIR ? "fair " : "") + name + ", " + state
+        return "RedisLock[" + kind + " " + name + ", " + state
                 + (acquirer.hasWaiters() ? ", local waiters" : "") + "]";
     }
 

@@ -61,6 +61,7 @@ public final class RedisSynchronizers implements Synchronizers {
     /** Weak values: one lock object per name while anyone uses it; holds keep theirs reachable. */
     private final LoadingCache<String, RedisLock> locks;
     private final LoadingCache<String, RedisLock> fairLocks;
+    private final LoadingCache<String, RedisReadWriteLock> readWriteLocks;
     private final LoadingCache<String, RedisSemaphore> semaphores;
     private final LoadingCache<String, RedisCountDownLatch> latches;
 
@@ -107,8 +108,9 @@ public final class RedisSynchronizers implements Synchronizers {
         this.machinery = new Machinery(clientId, builder.keyPrefix, connection.async(), scripts, watchdog,
                 new WakeupDispatcher(pubSub, builder.commandTimeout), new LostHoldListeners(registrations),
                 leaseMillis, builder.commandTimeout, closed);
-        this.locks = Caffeine.newBuilder().weakValues().build(name -> new RedisLock(name, LockPolicy.NONFAIR, machinery));
-        this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisLock(name, LockPolicy.FAIR, machinery));
+        this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.NONFAIR, machinery));
+        this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.FAIR, machinery));
+        this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
         this.semaphores = Caffeine.newBuilder().weakValues().build(name -> new RedisSemaphore(name, machinery));
         this.latches = Caffeine.newBuilder().weakValues().build(name -> new RedisCountDownLatch(name, machinery));
     }
@@ -153,7 +155,8 @@ public final class RedisSynchronizers implements Synchronizers {
     @Override
     public DistributedReadWriteLock readWriteLock(String name) {
         checkName(name);
-        throw new UnsupportedOperationException("readWriteLock is not implemented yet");
+        machinery.checkOpen();
+        return readWriteLocks.get(name);
     }
 
     @Override

@@ -128,9 +128,39 @@ class ScriptRegistryTest {
             assertArity(() -> registry.run(Script.FAIR_LOCK_RENEW_PLACE, four,
                     "1000", "owner-a", "owner-b", "owner-c", "owner-d"));
             assertArity(() -> registry.run(Script.FAIR_LOCK_RENEW_PLACE, new String[0], "1000"));
+            // The semaphore and latch scripts.
+            String[] one = {lock};
+            String[] three = {lock, tokenKey, lock + ":queue"};
+            String[] five = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake"};
+            String[] six = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x"};
+            assertArity(() -> registry.run(Script.SEMAPHORE_SET, one));
+            assertArity(() -> registry.run(Script.SEMAPHORE_SET, two, "3"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, three));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, two, "1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, six, "c1", "c1:1", "1", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, five, "c1", "c1:1", "1", "1000", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_TRY, three, "c1", "1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_TRY, four, "c1", "1", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, five, "c1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, four, "c1", "1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, three));
+            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, four, "c1:1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_AVAILABLE, three, "extra"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_AVAILABLE, two));
+            assertArity(() -> registry.run(Script.LATCH_SET, one));
+            assertArity(() -> registry.run(Script.LATCH_SET, two, "3"));
+            assertArity(() -> registry.run(Script.LATCH_COUNT_DOWN, two, "1"));
+            assertArity(() -> registry.run(Script.LATCH_COUNT_DOWN, one));
+            assertArity(() -> registry.run(Script.LATCH_DELETE, three));
+            assertArity(() -> registry.run(Script.LATCH_DELETE, two, "extra"));
+            // Batched, two keys per item, like fair-lock-renew-place.lua.
+            assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, three, "1000", "c1", "c1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, four, "1000", "c1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, two, "1000", "c1", "c2"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, new String[0], "1000"));
 
             assertEquals("ping", lastCommand(id), "a rejected call must send nothing");
-            assertEquals(0L, lua.redis.exists(four));
+            assertEquals(0L, lua.redis.exists(six));
         } finally {
             client.shutdown();
         }
@@ -146,6 +176,9 @@ class ScriptRegistryTest {
         assertEquals(List.of(0L), lua.run(Script.FAIR_LOCK_RENEW_PLACE, one, "1000", "owner-a"));
         assertEquals(List.of(0L, 0L, 0L),
                 lua.run(Script.FAIR_LOCK_RENEW_PLACE, three, "1000", "owner-a", "owner-b", "owner-c"));
+        assertEquals(List.of(0L), lua.run(Script.SEMAPHORE_RENEW, one, "1000", "owner-a"));
+        assertEquals(List.of(0L, 0L, 0L),
+                lua.run(Script.SEMAPHORE_RENEW, three, "1000", "owner-a", "owner-b", "owner-c"));
     }
 
     private static void assertArity(Executable call) {

@@ -1,0 +1,33 @@
+-- rw-write-leave.lua: take a waiting writer out of the queue (timed out, interrupted) and wake who it held back.
+--
+-- KEYS[1] write     hash    writer -> fencing token of the write hold
+-- KEYS[2] queue     zset    waiting writer -> arrival order
+-- KEYS[3] places    zset    waiting writer -> end of its place's lease, server time in ms
+-- KEYS[4] rwait     string  set while a reader waits
+-- KEYS[5] wakeups   channel the next writer's owner, or 'released' for every reader, is published to
+-- ARGV[1] owner     "<client-uuid>:<thread-id>"
+--
+-- Returns 1  the writer had a place and left it
+--         0  it had no place
+local write, queue, places, rwait, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local owner = ARGV[1]
+
+local was_first = redis.call('ZRANGE', queue, 0, 0)[1] == owner
+local removed = redis.call('ZREM', queue, owner)
+redis.call('ZREM', places, owner)
+if was_first and redis.call('EXISTS', write) == 0 then
+  local now = redis.call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
+    redis.call('ZREM', queue, gone)
+  end
+  redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+  -- The next writer may go now; with none left, the readers it kept out may.
+  local next_first = redis.call('ZRANGE', queue, 0, 0)[1]
+  if next_first then
+    redis.call('PUBLISH', wakeups, next_first)
+  elseif redis.call('DEL', rwait) == 1 then
+    redis.call('PUBLISH', wakeups, 'released')
+  end
+end
+return removed

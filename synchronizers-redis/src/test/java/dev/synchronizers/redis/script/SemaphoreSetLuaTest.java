@@ -1,0 +1,82 @@
+package dev.synchronizers.redis.script;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.synchronizers.testkit.RedisExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** {@code semaphore-set.lua} against a real server: the total is set once and persists. */
+@Tag("redis")
+class SemaphoreSetLuaTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private static LuaHarness lua;
+
+    private String total;
+
+    @BeforeAll
+    static void connect() {
+        lua = LuaHarness.connect(redis.server().uri());
+    }
+
+    @AfterAll
+    static void disconnect() {
+        if (lua != null) {
+            lua.close();
+        }
+    }
+
+    @BeforeEach
+    void names(TestInfo test) {
+        total = LuaHarness.uniqueName(test) + ":total";
+    }
+
+    private long set(long permits) throws Exception {
+        return lua.<Long>run(Script.SEMAPHORE_SET, new String[] {total}, Long.toString(permits));
+    }
+
+    @Test
+    void set_absentTotal_setsItWithoutTtlAndReturnsOne() throws Exception {
+        assertEquals(1L, set(5));
+
+        assertEquals("5", lua.redis.get(total));
+        assertEquals(-1L, lua.redis.pttl(total), "the total persists until deleted");
+    }
+
+    @Test
+    void set_totalAlreadySet_returnsZeroAndKeepsIt() throws Exception {
+        lua.redis.set(total, "3");
+
+        assertEquals(0L, set(5));
+
+        assertEquals("3", lua.redis.get(total));
+        assertEquals(-1L, lua.redis.pttl(total));
+    }
+
+    @Test
+    void set_secondCall_isRefused() throws Exception {
+        assertEquals(1L, set(2));
+
+        assertEquals(0L, set(7));
+
+        assertEquals("2", lua.redis.get(total));
+    }
+
+    @Test
+    void set_zero_isSetAndCountsAsSet() throws Exception {
+        assertEquals(1L, set(0));
+        assertEquals("0", lua.redis.get(total));
+
+        assertEquals(0L, set(4), "a total of zero is set all the same");
+
+        assertEquals("0", lua.redis.get(total));
+    }
+}
