@@ -1,0 +1,372 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.DistributedReadWriteLock;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.testkit.ChildJvm;
+import dev.synchronizers.testkit.RedisExtension;
+import dev.synchronizers.testkit.RedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What only the read-write lock promises: shared reads, exclusive writes, downgrade without a gap,
+ * no upgrade deadlock, per-reader leases, writers not starved, and its wake-ups. (Each half's
+ * {@code DistributedLock} contract runs in DistributedLockContractTest.)
+ */
+@Tag("redis")
+class RedisReadWriteLockTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private String prefix;
+    private String name;
+    private RedisCommands<String, String> admin;
+
+    @BeforeEach
+    void names(TestInfo test) {
+        prefix = "rw-" + UUID.randomUUID().toString().substring(0, 8);
+        name = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        if (admin != null) {
+            for (String key : admin.keys(prefix + ":*")) {
+                assertTrue(admin.pttl(key) >= 0 || admin.exists(key) == 0, "key without a TTL: " + key);
+                assertFalse(key.endsWith(":queue"), "a waiter left in the queue: " + key);
+            }
+        }
+        for (int i = closeAfter.size() - 1; i >= 0; i--) {
+            closeAfter.get(i).close();
+        }
+    }
+
+    /* --------------- sharing and exclusion --------------- */
+
+    /** 8 readers in 2 clients hold the read lock at the same time. */
+    @Test
+    void readLock_8ReadersIn2Clients_holdAtTheSameTime() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        List<DistributedReadWriteLock> locks = List.of(client(uri).readWriteLock(name), client(uri).readWriteLock(name));
+        CyclicBarrier allInside = new CyclicBarrier(8);
+        List<Background<Void>> readers = new ArrayList<>();
+        for (int r = 0; r < 8; r++) {
+            DistributedLock read = locks.get(r % 2).readLock();
+            readers.add(Background.start("reader-" + r, () -> {
+                read.lock();
+                try {
+                    allInside.await(30, TimeUnit.SECONDS); // passes only if all 8 hold it together
+                } finally {
+                    read.unlock();
+                }
+                return null;
+            }));
+        }
+        for (Background<Void> reader : readers) {
+            reader.get();
+        }
+    }
+
+    /**
+     * A writer excludes readers and other writers: two fields written under the write lock are
+     * never seen apart under the read lock, and writers never overlap.
+     */
+    @Test
+    void writeLock_excludesReadersAndWriters_noTornState() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        List<DistributedReadWriteLock> locks = List.of(client(uri).readWriteLock(name), client(uri).readWriteLock(name));
+        AtomicLong first = new AtomicLong();
+        AtomicLong second = new AtomicLong();
+        AtomicInteger writersInside = new AtomicInteger();
+        AtomicInteger torn = new AtomicInteger();
+        AtomicInteger overlaps = new AtomicInteger();
+        List<Background<Void>> workers = new ArrayList<>();
+        for (int w = 0; w < 2; w++) {
+            DistributedLock write = locks.get(w).writeLock();
+            workers.add(Background.start("writer-" + w, () -> {
+                for (int i = 0; i < 30; i++) {
+                    write.lock();
+                    try {
+                        if (writersInside.incrementAndGet() > 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        long value = first.get() + 1;
+                        first.set(value);
+                        LockSupport.parkNanos(100_000); // a reader slipping in now would see them apart
+                        second.set(value);
+                        writersInside.decrementAndGet();
+                    } finally {
+                        write.unlock();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (int r = 0; r < 6; r++) {
+            DistributedLock read = locks.get(r % 2).readLock();
+            workers.add(Background.start("reader-" + r, () -> {
+                for (int i = 0; i < 30; i++) {
+                    read.lock();
+                    try {
+                        if (first.get() != second.get() || writersInside.get() != 0) {
+                            torn.incrementAndGet();
+                        }
+                    } finally {
+                        read.unlock();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Background<Void> worker : workers) {
+            worker.get();
+        }
+        assertEquals(0, torn.get(), "reads that saw a write half done");
+        assertEquals(0, overlaps.get(), "writers at once");
+        assertEquals(60, second.get());
+    }
+
+    /* --------------- downgrade and upgrade --------------- */
+
+    /** Downgrade: the writer takes the read lock, releases the write lock, and no writer gets in meanwhile. */
+    @Test
+    void writeLock_downgradedToRead_keepsWritersOutAndLetsReadersIn() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        DistributedReadWriteLock mine = client(uri).readWriteLock(name);
+        DistributedReadWriteLock other = client(uri).readWriteLock(name);
+        mine.writeLock().lock();
+        mine.readLock().lock();
+        mine.writeLock().unlock();
+        assertTrue(mine.readLock().isHeldByCurrentThread());
+        assertFalse(Background.start("other writer", () -> other.writeLock().tryLock(200, TimeUnit.MILLISECONDS)).get(),
+                "no writer enters while the downgraded read hold lasts");
+        assertTrue(Background.start("other reader", () -> {
+            boolean acquired = other.readLock().tryLock(30, TimeUnit.SECONDS);
+            other.readLock().unlock();
+            return acquired;
+        }).get(), "readers share the downgraded hold");
+        mine.readLock().unlock();
+        assertTrue(Background.start("other writer", () -> {
+            boolean acquired = other.writeLock().tryLock(30, TimeUnit.SECONDS);
+            other.writeLock().unlock();
+            return acquired;
+        }).get());
+    }
+
+    /** Upgrade: lock() and lockInterruptibly() throw, tryLock returns false, nothing hangs or changes. */
+    @Test
+    void writeLock_whileHoldingOnlyTheRead_refusesUpgrade() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        DistributedReadWriteLock lock = client(uri).readWriteLock(name);
+        lock.readLock().lock();
+        // Owner-bound calls, so on this thread: each returns or throws at once, with no wait at all.
+        IllegalMonitorStateException upgrade = assertThrows(IllegalMonitorStateException.class, lock.writeLock()::lock);
+        assertTrue(upgrade.getMessage().contains("upgrade"), upgrade.getMessage());
+        assertThrows(IllegalMonitorStateException.class, lock.writeLock()::lockInterruptibly);
+        assertFalse(lock.writeLock().tryLock());
+        assertFalse(lock.writeLock().tryLock(1, TimeUnit.SECONDS));
+        assertEquals(0, lock.writeLock().getHoldCount());
+        assertEquals(1, lock.readLock().getHoldCount());
+        lock.readLock().unlock();
+        assertTrue(lock.writeLock().tryLock(), "free to write once the read hold is gone");
+        lock.writeLock().unlock();
+    }
+
+    /* --------------- per-reader leases --------------- */
+
+    /**
+     * A child JVM holding a read lock is SIGKILLed: a writer gets in after that reader's lease,
+     * while a live reader's hold is untouched meanwhile.
+     */
+    @Test
+    void readLock_readerProcessKilled_writerGetsInAfterItsLeaseAndLiveReaderKeepsHold() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        String readers = prefix + ":rwlock:{" + name + "}:readers";
+        DistributedLock liveReader = client(uri).readWriteLock(name).readLock();
+        DistributedLock writer = client(uri).readWriteLock(name).writeLock();
+        try (ChildJvm child = ChildJvm.start(ReadLockHolderMain.class, uri, prefix, name, "1000")) {
+            String childId = child.awaitLine("READING", Duration.ofSeconds(60)).substring("READING ".length()).trim();
+            liveReader.lock();
+            Background<Boolean> waitingWriter = Background.start("writer", () -> {
+                writer.lock();
+                writer.unlock();
+                return true;
+            });
+            Await.until("the writer queues", () -> admin.zcard(prefix + ":rwlock:{" + name + "}:queue") == 1);
+            child.kill();
+            Await.until("the dead reader's hold is gone", () -> admin.zrange(readers, 0, -1).stream()
+                    .noneMatch(reader -> reader.startsWith(childId)));
+            assertTrue(liveReader.isHeldByCurrentThread(), "the live reader keeps its hold");
+            assertEquals(1, admin.zcard(readers), "only the live reader is left");
+            assertTrue(waitingWriter.thread().isAlive(), "the writer still waits for the live reader");
+            liveReader.unlock();
+            assertTrue(waitingWriter.get(), "the writer got in");
+        }
+    }
+
+    /* --------------- writer starvation --------------- */
+
+    /**
+     * 8 threads keep taking and releasing read locks; a writer that starts waiting gets the lock
+     * before any read acquisition that began after it started waiting (an order log, not time).
+     */
+    @Test
+    void writeLock_underAStreamOfReaders_goesBeforeReadersThatCameAfterIt() throws Exception {
+        String uri = redis.server().uri();
+        admin = commands(uri);
+        List<DistributedReadWriteLock> locks = List.of(client(uri).readWriteLock(name), client(uri).readWriteLock(name));
+        AtomicLong clock = new AtomicLong();
+        AtomicLong writerQueuedAt = new AtomicLong(Long.MAX_VALUE);
+        AtomicLong writerAcquiredAt = new AtomicLong(Long.MAX_VALUE);
+        List<long[]> reads = new java.util.concurrent.CopyOnWriteArrayList<>(); // {began, acquired}
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Background<Void>> readers = new ArrayList<>();
+        for (int r = 0; r < 8; r++) {
+            DistributedLock read = locks.get(r % 2).readLock();
+            readers.add(Background.start("reader-" + r, () -> {
+                while (!stop.get()) {
+                    long began = clock.incrementAndGet();
+                    read.lock();
+                    try {
+                        reads.add(new long[] {began, clock.incrementAndGet()});
+                        LockSupport.parkNanos(200_000);
+                    } finally {
+                        read.unlock();
+                    }
+                }
+                return null;
+            }));
+        }
+        Await.until("readers are busy", () -> reads.size() > 50);
+        DistributedLock write = client(uri).readWriteLock(name).writeLock();
+        Background<Void> writer = Background.start("writer", () -> {
+            write.lock();
+            try {
+                writerAcquiredAt.set(clock.incrementAndGet());
+            } finally {
+                write.unlock();
+            }
+            return null;
+        });
+        Await.until("the writer queues", () -> admin.zcard(prefix + ":rwlock:{" + name + "}:queue") >= 1
+                || writerAcquiredAt.get() != Long.MAX_VALUE);
+        writerQueuedAt.set(clock.incrementAndGet());
+        writer.get();
+        Await.until("readers carry on after the writer", () -> reads.stream().anyMatch(r -> r[1] > writerAcquiredAt.get()));
+        stop.set(true);
+        for (Background<Void> reader : readers) {
+            reader.get();
+        }
+        for (long[] read : reads) {
+            if (read[0] > writerQueuedAt.get()) {
+                assertTrue(read[1] > writerAcquiredAt.get(), "a read that began at " + read[0]
+                        + ", after the writer queued at " + writerQueuedAt.get() + ", got in at " + read[1]
+                        + ", before the writer at " + writerAcquiredAt.get());
+            }
+        }
+    }
+
+    /* --------------- wake-ups --------------- */
+
+    /** A writer's release wakes every waiting reader with one message. */
+    @Test
+    void writeLock_releasedWith6ReadersWaiting_wakesThemAllWithOneMessage() throws Exception {
+        RedisServer server = redis.startManaged();
+        admin = commands(server.uri());
+        List<DistributedReadWriteLock> locks = List.of(client(server.uri()).readWriteLock(name),
+                client(server.uri()).readWriteLock(name));
+        DistributedLock write = client(server.uri()).readWriteLock(name).writeLock();
+        write.lock();
+        CountDownLatch allReading = new CountDownLatch(6);
+        CountDownLatch finish = new CountDownLatch(1);
+        List<Background<Void>> readers = new ArrayList<>();
+        for (int r = 0; r < 6; r++) {
+            DistributedLock read = locks.get(r % 2).readLock();
+            readers.add(Background.start("reader-" + r, () -> {
+                read.lock();
+                try {
+                    allReading.countDown();
+                    finish.await();
+                } finally {
+                    read.unlock();
+                }
+                return null;
+            }));
+        }
+        for (Background<Void> reader : readers) {
+            Await.until(reader.thread().getName() + " sleeps on its wake-up", () -> sleepsOnWakeup(reader.thread()));
+        }
+        admin.configResetstat();
+        write.unlock();
+        assertTrue(allReading.await(30, TimeUnit.SECONDS), "every reader got in");
+        assertEquals(1, calls(admin.info("commandstats"), "publish"), "one message woke them all");
+        finish.countDown();
+        for (Background<Void> reader : readers) {
+            reader.get();
+        }
+    }
+
+    /* --------------- helpers --------------- */
+
+    private static boolean sleepsOnWakeup(Thread thread) {
+        return Arrays.stream(thread.getStackTrace())
+                .anyMatch(frame -> frame.getClassName().endsWith("WakeupDispatcher$Subscription")
+                        && frame.getMethodName().equals("await"));
+    }
+
+    private RedisSynchronizers client(String uri) {
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
+                .lease(Duration.ofSeconds(30)).build();
+        closeAfter.add(client);
+        return client;
+    }
+
+    private RedisCommands<String, String> commands(String uri) {
+        RedisClient client = RedisClient.create(uri);
+        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
+        closeAfter.add(client::shutdown);
+        closeAfter.add(connection);
+        return connection.sync();
+    }
+
+    private static long calls(String info, String command) {
+        Matcher m = Pattern.compile("(?m)^cmdstat_" + command + ":calls=(\\d+)").matcher(info);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+}
