@@ -50,14 +50,15 @@ public interface Synchronizers extends AutoCloseable {
     DistributedLock fairLock(String name);
 
     /**
-     * Returns the read-write lock called {@code name}.
+     * Returns the read-write lock called {@code name}: shared reads, exclusive writes, writers not
+     * starved, downgrade allowed, upgrade refused (see {@link DistributedReadWriteLock}). It is a
+     * lock of its own, apart from {@link #lock(String)} of the same name.
      *
      * @param name the lock's name, shared by every client
      * @return the read-write lock; no network call is made
      * @throws NullPointerException if {@code name} is null
      * @throws IllegalArgumentException if {@code name} is empty
      * @throws IllegalStateException if this client is closed
-     * @throws UnsupportedOperationException if this implementation does not provide it yet
      */
     DistributedReadWriteLock readWriteLock(String name);
 
