@@ -85,6 +85,10 @@ class RedisSemaphoreTest {
         assertTrue(semaphores.get(0).trySetPermits(5));
         AtomicInteger remaining = new AtomicInteger(2_000);
         AtomicLong highest = new AtomicLong();
+        // The first five inside wait for each other, so the pool is seen full once for certain;
+        // a sixth could only join them by breaking the bound.
+        AtomicInteger entries = new AtomicInteger();
+        CountDownLatch fiveInside = new CountDownLatch(5);
         List<Background<Void>> workers = new ArrayList<>();
         for (int t = 0; t < 24; t++) {
             DistributedSemaphore semaphore = semaphores.get(t % 3);
@@ -94,6 +98,10 @@ class RedisSemaphoreTest {
                     semaphore.acquire();
                     try {
                         highest.accumulateAndGet(counter.incr(inside), Math::max);
+                        if (entries.incrementAndGet() <= 5) {
+                            fiveInside.countDown();
+                            assertTrue(fiveInside.await(30, TimeUnit.SECONDS), "five holders at once");
+                        }
                         counter.decr(inside);
                     } finally {
                         semaphore.release();
