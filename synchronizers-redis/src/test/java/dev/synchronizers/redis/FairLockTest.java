@@ -7,23 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -41,7 +37,7 @@ class FairLockTest {
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private final Opened opened = new Opened();
     private String prefix;
     private String name;
     private RedisCommands<String, String> admin;
@@ -54,9 +50,7 @@ class FairLockTest {
 
     @AfterEach
     void close() throws Exception {
-        for (int i = closeAfter.size() - 1; i >= 0; i--) {
-            closeAfter.get(i).close();
-        }
+        opened.closeAll();
     }
 
     /* --------------- FIFO --------------- */
@@ -68,7 +62,7 @@ class FairLockTest {
     @Test
     void lock_12WaitersIn3Clients_acquireInArrivalOrder() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         List<RedisSynchronizers> clients = List.of(client(uri, 30_000), client(uri, 30_000), client(uri, 30_000));
         DistributedLock holder = clients.get(0).fairLock(name);
         for (int round = 0; round < 5; round++) {
@@ -108,7 +102,7 @@ class FairLockTest {
     @Test
     void lock_deadWaiterInTheMiddle_nextWaiterGetsLockAfterItsPlaceLease() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         long leaseMillis = 1_000;
         DistributedLock holder = client(uri, leaseMillis).fairLock(name);
         DistributedLock first = client(uri, leaseMillis).fairLock(name);
@@ -142,7 +136,7 @@ class FairLockTest {
     @Test
     void tryLock_timedOut_leavesQueueAtOnce() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         DistributedLock holder = client(uri, 30_000).fairLock(name);
         DistributedLock waiter = client(uri, 30_000).fairLock(name);
         holder.lock();
@@ -157,7 +151,7 @@ class FairLockTest {
     @Test
     void lockInterruptibly_interrupted_leavesQueueAtOnce() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         DistributedLock holder = client(uri, 30_000).fairLock(name);
         DistributedLock interrupted = client(uri, 30_000).fairLock(name);
         DistributedLock patient = client(uri, 30_000).fairLock(name);
@@ -194,7 +188,7 @@ class FairLockTest {
     @Test
     void tryLock_untimedBargesButZeroTimeHonoursTheQueue() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         DistributedLock lock = client(uri, 30_000).fairLock(name);
         String placesKey = prefix + ":fairlock:{" + name + "}:places";
         admin.zadd(queueKey(), 1, "someone-else:1");
@@ -215,7 +209,7 @@ class FairLockTest {
     @Test
     void unlock_8Waiters_wakesExactlyOne() throws Exception {
         RedisServer server = redis.startManaged();
-        admin = commands(server.uri());
+        admin = opened.commands(server.uri());
         List<RedisSynchronizers> clients = List.of(client(server.uri(), 60_000), client(server.uri(), 60_000));
         DistributedLock holder = client(server.uri(), 60_000).fairLock(name);
         holder.lock();
@@ -237,12 +231,12 @@ class FairLockTest {
         }
         Await.until("8 waiters queued", () -> admin.zcard(queueKey()) == 8);
         for (Background<Void> waiter : waiters) {
-            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> sleepsOnWakeup(waiter.thread()));
+            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
         }
         admin.configResetstat();
         holder.unlock();
         assertTrue(firstAcquired.await(30, TimeUnit.SECONDS));
-        long scripts = evalshaCalls(admin.info("commandstats"));
+        long scripts = RedisState.calls(admin.info("commandstats"), "evalsha");
         assertEquals(2, scripts, "the release and one waiter's acquire; nobody else woke up");
         release.countDown();
         for (Background<Void> waiter : waiters) {
@@ -252,12 +246,6 @@ class FairLockTest {
 
     /* --------------- helpers --------------- */
 
-    private static boolean sleepsOnWakeup(Thread thread) {
-        return Arrays.stream(thread.getStackTrace())
-                .anyMatch(frame -> frame.getClassName().endsWith("WakeupDispatcher$Subscription")
-                        && frame.getMethodName().equals("await"));
-    }
-
     private String queueKey() {
         return prefix + ":fairlock:{" + name + "}:queue";
     }
@@ -265,20 +253,8 @@ class FairLockTest {
     private RedisSynchronizers client(String uri, long leaseMillis) {
         RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
                 .lease(Duration.ofMillis(leaseMillis)).build();
-        closeAfter.add(client);
+        opened.add(client);
         return client;
     }
 
-    private RedisCommands<String, String> commands(String uri) {
-        RedisClient client = RedisClient.create(uri);
-        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
-        closeAfter.add(client::shutdown);
-        closeAfter.add(connection);
-        return connection.sync();
-    }
-
-    private static long evalshaCalls(String info) {
-        Matcher m = Pattern.compile("(?m)^cmdstat_evalsha:calls=(\\d+)").matcher(info);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
-    }
 }

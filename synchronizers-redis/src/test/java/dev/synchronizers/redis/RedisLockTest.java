@@ -14,6 +14,8 @@ import dev.synchronizers.SynchronizerException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
@@ -23,13 +25,10 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.event.command.CommandStartedEvent;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.StringCodec;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -41,8 +40,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -60,7 +57,7 @@ class RedisLockTest {
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private final Opened opened = new Opened();
     private String prefix;
     private String name;
 
@@ -72,9 +69,7 @@ class RedisLockTest {
 
     @AfterEach
     void close() throws Exception {
-        for (int i = closeAfter.size() - 1; i >= 0; i--) {
-            closeAfter.get(i).close();
-        }
+        opened.closeAll();
     }
 
     /* --------------- round trips --------------- */
@@ -87,7 +82,7 @@ class RedisLockTest {
     void lockUnlock_uncontended_isTwoScriptCallsAndNothingElse() {
         RedisServer server = redis.startManaged();
         RedisClient lettuce = RedisClient.create();
-        closeAfter.add(lettuce::shutdown);
+        opened.add(lettuce::shutdown);
         List<String> sent = new CopyOnWriteArrayList<>();
         lettuce.addListener(new CommandListener() {
             @Override
@@ -97,20 +92,20 @@ class RedisLockTest {
         });
         RedisSynchronizers client = RedisSynchronizers.builder().client(lettuce, RedisURI.create(server.uri()))
                 .keyPrefix(prefix).lease(Duration.ofSeconds(60)).build();
-        closeAfter.add(client);
+        opened.add(client);
         DistributedLock lock = client.lock(name);
         lock.lock(); // loads the scripts (NOSCRIPT, then EVAL), so the measured calls run by SHA
         lock.unlock();
-        RedisCommands<String, String> admin = commands(server.uri());
+        RedisCommands<String, String> admin = opened.commands(server.uri());
         admin.configResetstat();
-        long readsBefore = stat(admin.info("stats"), "total_reads_processed");
+        long readsBefore = RedisState.stat(admin.info("stats"), "total_reads_processed");
         sent.clear();
 
         lock.lock();
         lock.unlock();
 
-        long reads = stat(admin.info("stats"), "total_reads_processed") - readsBefore;
-        Map<String, Long> calls = commandCalls(admin.info("commandstats"));
+        long reads = RedisState.stat(admin.info("stats"), "total_reads_processed") - readsBefore;
+        Map<String, Long> calls = RedisState.commandCalls(admin.info("commandstats"));
         assertEquals(List.of("EVALSHA", "EVALSHA"), sent, "commands the client sent");
         assertEquals(2L, calls.get("evalsha"), "script calls the server ran");
         assertFalse(calls.containsKey("eval"), "no script sent as text");
@@ -123,13 +118,13 @@ class RedisLockTest {
     /** With no lease given, the watchdog keeps the hold past three times the lease. */
     @Test
     void lock_noLease_watchdogKeepsHoldPastThreeLeases() throws Exception {
-        Duration lease = Duration.ofMillis(300);
+        Duration lease = Duration.ofMillis(1000);
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
         DistributedLock lock = client(redis.server().uri(), lease, lost).lock(name);
         DistributedLock other = client(redis.server().uri(), lease, new LinkedBlockingQueue<>()).lock(name);
         lock.lock();
-        // The passage of time is what is tested here: 4 leases without a release.
-        Thread.sleep(lease.toMillis() * 4);
+        // The passage of time is what is tested here: more than 3 leases without a release.
+        Thread.sleep(lease.toMillis() * 3 + lease.toMillis() / 2);
         assertTrue(lock.isHeldByCurrentThread());
         assertFalse(Background.start("other client", other::tryLock).get(), "still excludes other clients");
         assertTrue(lost.isEmpty(), "nothing reported lost: " + lost);
@@ -145,7 +140,7 @@ class RedisLockTest {
         DistributedLock lock = client.lock(name);
         lock.lock();
         lock.lock();
-        commands(redis.server().uri()).del(prefix + ":lock:{" + name + "}");
+        opened.commands(redis.server().uri()).del(prefix + ":lock:{" + name + "}");
         client.renewNow();
         LostHold event = lost.poll(30, TimeUnit.SECONDS);
         assertNotNull(event);
@@ -168,7 +163,7 @@ class RedisLockTest {
         RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
                 .lease(Duration.ofMillis(300)).commandTimeout(Duration.ofMillis(200))
                 .lostHoldListener(lost::add).build();
-        closeAfter.add(client);
+        opened.add(client);
         DistributedLock lock = client.lock(name);
         lock.lock();
         server.pause();
@@ -194,7 +189,7 @@ class RedisLockTest {
                 })
                 .lostHoldListener(hold -> second.countDown(), Runnable::run)
                 .build();
-        closeAfter.add(client);
+        opened.add(client);
         DistributedLock lock = client.lock(name);
         lock.lock();
         assertTrue(lock.forceUnlock());
@@ -214,7 +209,7 @@ class RedisLockTest {
         RedisServer server = redis.startManaged();
         DistributedLock holder = client(server.uri(), Duration.ofSeconds(60), new LinkedBlockingQueue<>()).lock(name);
         DistributedLock waiting = client(server.uri(), Duration.ofSeconds(60), new LinkedBlockingQueue<>()).lock(name);
-        RedisCommands<String, String> admin = commands(server.uri());
+        RedisCommands<String, String> admin = opened.commands(server.uri());
         holder.lock();
         Background<Boolean> waiter = Background.start("waiter", () -> {
             waiting.lock();
@@ -222,10 +217,10 @@ class RedisLockTest {
             return true;
         });
         Await.until("the waiter is recorded", () -> admin.hexists(prefix + ":lock:{" + name + "}", ":waiting"));
-        long attempts = commandCalls(admin.info("commandstats")).get("evalsha");
+        long attempts = RedisState.commandCalls(admin.info("commandstats")).get("evalsha");
         admin.clientKill(KillArgs.Builder.typePubsub());
         Await.until("the waiter tries again after the reconnect",
-                () -> commandCalls(admin.info("commandstats")).get("evalsha") > attempts);
+                () -> RedisState.commandCalls(admin.info("commandstats")).get("evalsha") > attempts);
         holder.unlock();
         assertTrue(waiter.get());
     }
@@ -291,7 +286,7 @@ class RedisLockTest {
     void lockUnlock_scriptFlushedRepeatedly_noErrorReachesCaller() throws Exception {
         RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>());
         DistributedLock lock = client.lock(name);
-        RedisCommands<String, String> admin = commands(redis.server().uri());
+        RedisCommands<String, String> admin = opened.commands(redis.server().uri());
         CountDownLatch flushed = new CountDownLatch(1);
         List<Background<Integer>> workers = new ArrayList<>();
         for (int t = 0; t < 4; t++) {
@@ -324,10 +319,10 @@ class RedisLockTest {
     void lockUnlock_redisRestarted_noErrorOnceBackAndMutualExclusionHolds() throws Exception {
         RedisServer server = RedisServers.start(RedisServers.Options.defaults().managed()
                 .args("--appendonly", "yes", "--appendfsync", "always"));
-        closeAfter.add(server);
+        opened.add(server);
         RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
                 .commandTimeout(Duration.ofSeconds(2)).build();
-        closeAfter.add(client);
+        opened.add(client);
         DistributedLock lock = client.lock(name);
         int threads = 4;
         AtomicInteger inside = new AtomicInteger();
@@ -457,7 +452,7 @@ class RedisLockTest {
     @Test
     void lock_keyOfAnotherType_throwsWrongTypeAndLeavesKeyAlone() {
         RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>());
-        RedisCommands<String, String> admin = commands(redis.server().uri());
+        RedisCommands<String, String> admin = opened.commands(redis.server().uri());
         String key = prefix + ":lock:{" + name + "}";
         admin.set(key, "someone else's value");
         DistributedLock lock = client.lock(name);
@@ -494,7 +489,7 @@ class RedisLockTest {
         RedisServer server = redis.startManaged();
         RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
                 .commandTimeout(Duration.ofMillis(500)).build();
-        closeAfter.add(client);
+        opened.add(client);
         DistributedLock lock = client.lock(name);
         server.pause();
         try {
@@ -522,32 +517,8 @@ class RedisLockTest {
     private RedisSynchronizers client(String uri, Duration lease, BlockingQueue<LostHold> lost) {
         RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix).lease(lease)
                 .lostHoldListener(lost::add).build();
-        closeAfter.add(client);
+        opened.add(client);
         return client;
     }
 
-    private RedisCommands<String, String> commands(String uri) {
-        RedisClient client = RedisClient.create(uri);
-        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
-        closeAfter.add(client::shutdown);
-        closeAfter.add(connection);
-        return connection.sync();
-    }
-
-    private static long stat(String info, String field) {
-        Matcher m = Pattern.compile("(?m)^" + field + ":(\\d+)").matcher(info);
-        if (!m.find()) {
-            throw new AssertionError(field + " not in INFO: " + info);
-        }
-        return Long.parseLong(m.group(1));
-    }
-
-    private static Map<String, Long> commandCalls(String info) {
-        Map<String, Long> calls = new HashMap<>();
-        Matcher m = Pattern.compile("(?m)^cmdstat_([^:]+):calls=(\\d+)").matcher(info);
-        while (m.find()) {
-            calls.put(m.group(1), Long.parseLong(m.group(2)));
-        }
-        return calls;
-    }
 }

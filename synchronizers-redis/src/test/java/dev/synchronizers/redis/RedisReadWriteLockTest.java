@@ -9,16 +9,14 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.DistributedReadWriteLock;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -28,8 +26,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -48,7 +44,7 @@ class RedisReadWriteLockTest {
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private final Opened opened = new Opened();
     private String prefix;
     private String name;
     private RedisCommands<String, String> admin;
@@ -67,9 +63,7 @@ class RedisReadWriteLockTest {
                 assertFalse(key.endsWith(":queue"), "a waiter left in the queue: " + key);
             }
         }
-        for (int i = closeAfter.size() - 1; i >= 0; i--) {
-            closeAfter.get(i).close();
-        }
+        opened.closeAll();
     }
 
     /* --------------- sharing and exclusion --------------- */
@@ -78,7 +72,7 @@ class RedisReadWriteLockTest {
     @Test
     void readLock_8ReadersIn2Clients_holdAtTheSameTime() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         List<DistributedReadWriteLock> locks = List.of(client(uri).readWriteLock(name), client(uri).readWriteLock(name));
         CyclicBarrier allInside = new CyclicBarrier(8);
         List<Background<Void>> readers = new ArrayList<>();
@@ -106,7 +100,7 @@ class RedisReadWriteLockTest {
     @Test
     void writeLock_excludesReadersAndWriters_noTornState() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         List<DistributedReadWriteLock> locks = List.of(client(uri).readWriteLock(name), client(uri).readWriteLock(name));
         AtomicLong first = new AtomicLong();
         AtomicLong second = new AtomicLong();
@@ -165,7 +159,7 @@ class RedisReadWriteLockTest {
     @Test
     void writeLock_downgradedToRead_keepsWritersOutAndLetsReadersIn() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         DistributedReadWriteLock mine = client(uri).readWriteLock(name);
         DistributedReadWriteLock other = client(uri).readWriteLock(name);
         mine.writeLock().lock();
@@ -191,7 +185,7 @@ class RedisReadWriteLockTest {
     @Test
     void writeLock_whileHoldingOnlyTheRead_refusesUpgrade() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         DistributedReadWriteLock lock = client(uri).readWriteLock(name);
         lock.readLock().lock();
         // Owner-bound calls, so on this thread: each returns or throws at once, with no wait at all.
@@ -216,7 +210,7 @@ class RedisReadWriteLockTest {
     @Test
     void readLock_readerProcessKilled_writerGetsInAfterItsLeaseAndLiveReaderKeepsHold() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         String readers = prefix + ":rwlock:{" + name + "}:readers";
         DistributedLock liveReader = client(uri).readWriteLock(name).readLock();
         DistributedLock writer = client(uri).readWriteLock(name).writeLock();
@@ -249,7 +243,7 @@ class RedisReadWriteLockTest {
     @Test
     void writeLock_underAStreamOfReaders_goesBeforeReadersThatCameAfterIt() throws Exception {
         String uri = redis.server().uri();
-        admin = commands(uri);
+        admin = opened.commands(uri);
         List<DistributedReadWriteLock> locks = List.of(client(uri).readWriteLock(name), client(uri).readWriteLock(name));
         AtomicLong clock = new AtomicLong();
         AtomicLong writerQueuedAt = new AtomicLong(Long.MAX_VALUE);
@@ -308,7 +302,7 @@ class RedisReadWriteLockTest {
     @Test
     void writeLock_releasedWith6ReadersWaiting_wakesThemAllWithOneMessage() throws Exception {
         RedisServer server = redis.startManaged();
-        admin = commands(server.uri());
+        admin = opened.commands(server.uri());
         List<DistributedReadWriteLock> locks = List.of(client(server.uri()).readWriteLock(name),
                 client(server.uri()).readWriteLock(name));
         DistributedLock write = client(server.uri()).readWriteLock(name).writeLock();
@@ -330,12 +324,12 @@ class RedisReadWriteLockTest {
             }));
         }
         for (Background<Void> reader : readers) {
-            Await.until(reader.thread().getName() + " sleeps on its wake-up", () -> sleepsOnWakeup(reader.thread()));
+            Await.until(reader.thread().getName() + " sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(reader.thread()));
         }
         admin.configResetstat();
         write.unlock();
         assertTrue(allReading.await(30, TimeUnit.SECONDS), "every reader got in");
-        assertEquals(1, calls(admin.info("commandstats"), "publish"), "one message woke them all");
+        assertEquals(1, RedisState.calls(admin.info("commandstats"), "publish"), "one message woke them all");
         finish.countDown();
         for (Background<Void> reader : readers) {
             reader.get();
@@ -344,29 +338,11 @@ class RedisReadWriteLockTest {
 
     /* --------------- helpers --------------- */
 
-    private static boolean sleepsOnWakeup(Thread thread) {
-        return Arrays.stream(thread.getStackTrace())
-                .anyMatch(frame -> frame.getClassName().endsWith("WakeupDispatcher$Subscription")
-                        && frame.getMethodName().equals("await"));
-    }
-
     private RedisSynchronizers client(String uri) {
         RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
                 .lease(Duration.ofSeconds(30)).build();
-        closeAfter.add(client);
+        opened.add(client);
         return client;
     }
 
-    private RedisCommands<String, String> commands(String uri) {
-        RedisClient client = RedisClient.create(uri);
-        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
-        closeAfter.add(client::shutdown);
-        closeAfter.add(connection);
-        return connection.sync();
-    }
-
-    private static long calls(String info, String command) {
-        Matcher m = Pattern.compile("(?m)^cmdstat_" + command + ":calls=(\\d+)").matcher(info);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
-    }
 }

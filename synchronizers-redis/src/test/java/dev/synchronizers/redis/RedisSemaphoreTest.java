@@ -12,16 +12,14 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
@@ -30,8 +28,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -50,7 +46,7 @@ class RedisSemaphoreTest {
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private final Opened opened = new Opened();
     private String prefix;
     private String name;
 
@@ -62,9 +58,7 @@ class RedisSemaphoreTest {
 
     @AfterEach
     void close() throws Exception {
-        for (int i = closeAfter.size() - 1; i >= 0; i--) {
-            closeAfter.get(i).close();
-        }
+        opened.closeAll();
     }
 
     /* --------------- resource pool --------------- */
@@ -76,7 +70,7 @@ class RedisSemaphoreTest {
     @Test
     void acquire_24ThreadsIn3ClientsOn5Permits_neverMoreThan5Inside() throws Exception {
         String uri = redis.server().uri();
-        RedisCommands<String, String> admin = commands(uri);
+        RedisCommands<String, String> admin = opened.commands(uri);
         String inside = prefix + ":inside";
         List<DistributedSemaphore> semaphores = List.of(
                 client(uri, 30_000, new LinkedBlockingQueue<>()).semaphore(name),
@@ -92,7 +86,7 @@ class RedisSemaphoreTest {
         List<Background<Void>> workers = new ArrayList<>();
         for (int t = 0; t < 24; t++) {
             DistributedSemaphore semaphore = semaphores.get(t % 3);
-            RedisCommands<String, String> counter = commands(uri);
+            RedisCommands<String, String> counter = opened.commands(uri);
             workers.add(Background.start("worker-" + t, () -> {
                 while (remaining.getAndDecrement() > 0) {
                     semaphore.acquire();
@@ -153,7 +147,7 @@ class RedisSemaphoreTest {
         DistributedSemaphore semaphore = client.semaphore(name);
         semaphore.trySetPermits(2);
         semaphore.acquire(2);
-        commands(uri).del(prefix + ":semaphore:{" + name + "}:leases");
+        opened.commands(uri).del(prefix + ":semaphore:{" + name + "}:leases");
         client.renewNow();
         LostHold event = lost.poll(30, TimeUnit.SECONDS);
         assertNotNull(event);
@@ -161,7 +155,7 @@ class RedisSemaphoreTest {
         assertEquals("semaphore", event.kind());
         assertThrows(IllegalStateException.class, semaphore::release, "lost permits cannot be released");
         assertEquals(0, client.watchdogEntries());
-        commands(uri).del(prefix + ":semaphore:{" + name + "}:holds");
+        opened.commands(uri).del(prefix + ":semaphore:{" + name + "}:holds");
     }
 
     /* --------------- one waiter woken per release --------------- */
@@ -170,7 +164,7 @@ class RedisSemaphoreTest {
     @Test
     void release_onePermitWith8Waiters_wakesOne() throws Exception {
         RedisServer server = redis.startManaged();
-        RedisCommands<String, String> admin = commands(server.uri());
+        RedisCommands<String, String> admin = opened.commands(server.uri());
         List<DistributedSemaphore> semaphores = List.of(
                 client(server.uri(), 60_000, new LinkedBlockingQueue<>()).semaphore(name),
                 client(server.uri(), 60_000, new LinkedBlockingQueue<>()).semaphore(name));
@@ -196,12 +190,12 @@ class RedisSemaphoreTest {
         String queue = prefix + ":semaphore:{" + name + "}:queue";
         Await.until("8 waiters queued", () -> admin.zcard(queue) == 8);
         for (Background<Void> waiter : waiters) {
-            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> sleepsOnWakeup(waiter.thread()));
+            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
         }
         admin.configResetstat();
         holder.release();
         assertTrue(firstAcquired.await(30, TimeUnit.SECONDS));
-        assertEquals(2, evalshaCalls(admin.info("commandstats")), "the release and one waiter's acquire");
+        assertEquals(2, RedisState.calls(admin.info("commandstats"), "evalsha"), "the release and one waiter's acquire");
         finish.countDown();
         for (Background<Void> waiter : waiters) {
             waiter.get();
@@ -216,7 +210,7 @@ class RedisSemaphoreTest {
         RedisServer server = redis.startManaged();
         RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
                 .commandTimeout(Duration.ofMillis(500)).build();
-        closeAfter.add(client);
+        opened.add(client);
         DistributedSemaphore semaphore = client.semaphore(name);
         DistributedCountDownLatch latch = client.countDownLatch(name);
         semaphore.trySetPermits(1);
@@ -234,7 +228,7 @@ class RedisSemaphoreTest {
     @Test
     void await_4ClientsAndAFifthCountingDown_allReturn() throws Exception {
         String uri = redis.server().uri();
-        RedisCommands<String, String> admin = commands(uri);
+        RedisCommands<String, String> admin = opened.commands(uri);
         DistributedCountDownLatch counter = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
         assertTrue(counter.trySetCount(3));
         List<Background<Boolean>> waiters = new ArrayList<>();
@@ -246,7 +240,7 @@ class RedisSemaphoreTest {
             }));
         }
         for (Background<Boolean> waiter : waiters) {
-            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> sleepsOnWakeup(waiter.thread()));
+            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
         }
         counter.countDown();
         counter.countDown();
@@ -261,29 +255,11 @@ class RedisSemaphoreTest {
 
     /* --------------- helpers --------------- */
 
-    private static boolean sleepsOnWakeup(Thread thread) {
-        return Arrays.stream(thread.getStackTrace())
-                .anyMatch(frame -> frame.getClassName().endsWith("WakeupDispatcher$Subscription")
-                        && frame.getMethodName().equals("await"));
-    }
-
     private RedisSynchronizers client(String uri, long leaseMillis, BlockingQueue<LostHold> lost) {
         RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
                 .lease(Duration.ofMillis(leaseMillis)).lostHoldListener(lost::add).build();
-        closeAfter.add(client);
+        opened.add(client);
         return client;
     }
 
-    private RedisCommands<String, String> commands(String uri) {
-        RedisClient client = RedisClient.create(uri);
-        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8);
-        closeAfter.add(client::shutdown);
-        closeAfter.add(connection);
-        return connection.sync();
-    }
-
-    private static long evalshaCalls(String info) {
-        Matcher m = Pattern.compile("(?m)^cmdstat_evalsha:calls=(\\d+)").matcher(info);
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
-    }
 }
