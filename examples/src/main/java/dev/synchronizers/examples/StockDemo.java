@@ -1,5 +1,6 @@
 package dev.synchronizers.examples;
 
+import dev.synchronizers.examples.PoolWorker.LimitKind;
 import dev.synchronizers.examples.StockWorker.LockKind;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisServer;
@@ -18,19 +19,25 @@ import java.util.stream.Collectors;
 /**
  * The demo: buyers in four JVMs race to sell a stock of 200 units kept in Redis, first under a
  * textbook Redis lock ({@link NaiveLock}), then under {@link dev.synchronizers.DistributedLock},
- * with the same workload, and the damage is counted.
+ * with the same workload, and the damage is counted. Then the same JVMs' threads call a slow
+ * downstream service that must never see more than {@value #POOL_LIMIT} concurrent calls, first
+ * limited per JVM by a {@link java.util.concurrent.Semaphore}, then fleet-wide by {@link
+ * dev.synchronizers.DistributedSemaphore}, and the peak concurrency the service saw is printed.
  *
  * <p>Run it from the repository root:
  * <pre>./mvnw -q -pl examples -am -Pdemo -Dmaven.test.skip=true package</pre>
  * It uses the Redis server named by {@code REDIS_URL} if set, and otherwise starts a throwaway
  * one and stops it at the end. It exits with status 0 only if the {@code DistributedLock} run sold
- * exactly the stock with no lost update, so it doubles as a smoke test.
+ * exactly the stock with no lost update and the {@code DistributedSemaphore} run's peak stayed
+ * within the limit, so it doubles as a smoke test.
  */
 public final class StockDemo {
 
     private static final int STOCK = 200;
     private static final int WORKER_JVMS = 4;
     private static final int BUYERS_PER_JVM = 4;
+    private static final int POOL_LIMIT = 4;
+    private static final int CALLS_PER_THREAD = 25;
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration RUN_TIMEOUT = Duration.ofSeconds(20);
 
@@ -38,7 +45,7 @@ public final class StockDemo {
     }
 
     /**
-     * Runs both rounds and prints a table for each.
+     * Runs both rounds of each part and prints a table for each round.
      *
      * @param args ignored
      * @throws InterruptedException if interrupted while waiting for the workers
@@ -46,6 +53,8 @@ public final class StockDemo {
     public static void main(String[] args) throws InterruptedException {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         Outcome outcome;
+        int localPeak;
+        int sharedPeak;
         try (RedisServer server = RedisServers.start();
                 RedisClient client = RedisClient.create(server.uri());
                 StatefulRedisConnection<String, String> connection = client.connect()) {
@@ -59,12 +68,29 @@ public final class StockDemo {
             run(1, LockKind.NAIVE, server.uri(), redis);
             outcome = run(2, LockKind.DISTRIBUTED, server.uri(), redis);
             redis.del(StockWorker.STOCK_KEY, StockWorker.SOLD_KEY, StockWorker.START_KEY, StockWorker.NAIVE_LOCK_KEY);
+            System.out.printf("%nA slow downstream service (%d ms a call) must never see more than %d concurrent calls"
+                    + " from the fleet;%n%d worker JVMs x %d caller threads make %d calls each.%n",
+                    PoolWorker.CALL_MILLIS, POOL_LIMIT, WORKER_JVMS, BUYERS_PER_JVM, CALLS_PER_THREAD);
+            List<ChildJvm> poolWorkers = startWorkers(PoolWorker.class, List.of(server.uri(),
+                    Integer.toString(BUYERS_PER_JVM), Integer.toString(CALLS_PER_THREAD), Integer.toString(POOL_LIMIT),
+                    LimitKind.LOCAL.name(), LimitKind.DISTRIBUTED.name()));
+            try {
+                localPeak = runPool(3, LimitKind.LOCAL, poolWorkers, redis);
+                sharedPeak = runPool(4, LimitKind.DISTRIBUTED, poolWorkers, redis);
+            } finally {
+                poolWorkers.forEach(ChildJvm::close);
+            }
+            redis.del(PoolWorker.IN_FLIGHT_KEY, PoolWorker.PEAK_KEY, PoolWorker.CALLS_KEY, PoolWorker.START_KEY);
         }
-        boolean correct = outcome.sold() == STOCK && outcome.lostUpdates() == 0 && outcome.stockLeft() == 0;
-        System.out.println(correct
-                ? "\nDistributedLock sold every unit exactly once."
-                : "\nFAILED: DistributedLock oversold or lost updates.");
-        System.exit(correct ? 0 : 1);
+        boolean sold = outcome.sold() == STOCK && outcome.lostUpdates() == 0 && outcome.stockLeft() == 0;
+        boolean limited = sharedPeak <= POOL_LIMIT;
+        System.out.println(sold && limited
+                ? String.format("%nDistributedLock sold every unit exactly once; DistributedSemaphore never let more"
+                        + " than %d calls in at once (peak %d; %d with per-JVM limits).",
+                        POOL_LIMIT, sharedPeak, localPeak)
+                : "\nFAILED:" + (sold ? "" : " DistributedLock oversold or lost updates.")
+                        + (limited ? "" : " DistributedSemaphore let more than " + POOL_LIMIT + " calls in at once."));
+        System.exit(sold && limited ? 0 : 1);
     }
 
     /** Resets the stock, lets the workers sell it under {@code kind}, and prints what happened. */
@@ -72,47 +98,87 @@ public final class StockDemo {
             throws InterruptedException {
         redis.del(StockWorker.STOCK_KEY, StockWorker.SOLD_KEY, StockWorker.START_KEY, StockWorker.NAIVE_LOCK_KEY);
         redis.set(StockWorker.STOCK_KEY, Integer.toString(STOCK));
+        List<ChildJvm> workers = startWorkers(StockWorker.class,
+                List.of(uri, kind.name(), Integer.toString(BUYERS_PER_JVM)));
+        Results results;
+        try {
+            results = runRound(workers, StockWorker.START_KEY, redis);
+        } finally {
+            workers.forEach(ChildJvm::close);
+        }
+        List<Integer> salesPerWorker = new ArrayList<>();
+        int lostUpdates = 0;
+        for (Map<String, String> result : results.perWorker()) {
+            salesPerWorker.add(Integer.parseInt(result.get("sales")));
+            lostUpdates += Integer.parseInt(result.get("lost"));
+        }
+        Outcome outcome = new Outcome(Integer.parseInt(redis.get(StockWorker.SOLD_KEY)),
+                Integer.parseInt(redis.get(StockWorker.STOCK_KEY)), lostUpdates);
+        List<Long> waitsMicros = results.waitsMicros();
+        System.out.printf("%nRun %d, %s%n", number, kind.description);
+        System.out.printf("  sold           %5d  (per worker JVM: %s)%n", outcome.sold(),
+                salesPerWorker.stream().map(String::valueOf).collect(Collectors.joining(", ")));
+        System.out.printf("  oversold       %5d  units beyond the %d in stock%n",
+                Math.max(0, outcome.sold() - STOCK), STOCK);
+        System.out.printf("  lost updates   %5d  sales erased by a buyer writing back a stale stock count%n",
+                outcome.lostUpdates());
+        System.out.printf("  stock left     %5d%n", outcome.stockLeft());
+        System.out.printf("  lock wait      p50 %.1f ms, p99 %.1f ms (%d acquisitions)%n",
+                percentile(waitsMicros, 50), percentile(waitsMicros, 99), waitsMicros.size());
+        System.out.printf("  total time     %.2f s%n", results.elapsed().toMillis() / 1000.0);
+        return outcome;
+    }
+
+    /**
+     * Lets the pool workers, whose next round is {@code kind}, call the downstream service; prints
+     * what it saw and returns the peak.
+     */
+    private static int runPool(int number, LimitKind kind, List<ChildJvm> workers, RedisCommands<String, String> redis)
+            throws InterruptedException {
+        redis.del(PoolWorker.IN_FLIGHT_KEY, PoolWorker.PEAK_KEY, PoolWorker.CALLS_KEY, PoolWorker.START_KEY);
+        Results results = runRound(workers, PoolWorker.START_KEY, redis);
+        int peak = Integer.parseInt(redis.get(PoolWorker.PEAK_KEY));
+        List<Long> waitsMicros = results.waitsMicros();
+        System.out.printf("%nRun %d, %s%n", number, kind.description.formatted(POOL_LIMIT));
+        System.out.printf("  calls          %5s  (per worker JVM: %s)%n", redis.get(PoolWorker.CALLS_KEY),
+                results.perWorker().stream().map(result -> result.get("calls")).collect(Collectors.joining(", ")));
+        System.out.printf("  peak at once   %5d  concurrent calls seen by the downstream service; the limit is %d%n",
+                peak, POOL_LIMIT);
+        System.out.printf("  permit wait    p50 %.1f ms, p99 %.1f ms (%d acquisitions)%n",
+                percentile(waitsMicros, 50), percentile(waitsMicros, 99), waitsMicros.size());
+        System.out.printf("  total time     %.2f s%n", results.elapsed().toMillis() / 1000.0);
+        return peak;
+    }
+
+    /** Starts the worker JVMs with {@code args} and waits until all are ready. */
+    private static List<ChildJvm> startWorkers(Class<?> mainClass, List<String> args) throws InterruptedException {
         List<ChildJvm> workers = new ArrayList<>();
         try {
             for (int i = 0; i < WORKER_JVMS; i++) {
-                workers.add(ChildJvm.start(StockWorker.class.getName(), Map.of(),
-                        List.of(uri, kind.name(), Integer.toString(BUYERS_PER_JVM))));
+                workers.add(ChildJvm.start(mainClass.getName(), Map.of(), args));
             }
             for (ChildJvm worker : workers) {
                 worker.awaitLine("READY", START_TIMEOUT);
             }
-            long startedAt = System.nanoTime();
-            long deadline = startedAt + RUN_TIMEOUT.toNanos();
-            redis.rpush(StockWorker.START_KEY, Collections.nCopies(WORKER_JVMS, "go").toArray(new String[0]));
-            List<Integer> salesPerWorker = new ArrayList<>();
-            List<Long> waitsMicros = new ArrayList<>();
-            int lostUpdates = 0;
-            for (ChildJvm worker : workers) {
-                Map<String, String> result = parse(worker.awaitLine("RESULT ",
-                        Duration.ofNanos(Math.max(0, deadline - System.nanoTime()))));
-                salesPerWorker.add(Integer.parseInt(result.get("sales")));
-                lostUpdates += Integer.parseInt(result.get("lost"));
-                Arrays.stream(result.get("waits").split(",")).map(Long::valueOf).forEach(waitsMicros::add);
-            }
-            Duration elapsed = Duration.ofNanos(System.nanoTime() - startedAt);
-            Outcome outcome = new Outcome(Integer.parseInt(redis.get(StockWorker.SOLD_KEY)),
-                    Integer.parseInt(redis.get(StockWorker.STOCK_KEY)), lostUpdates);
-            Collections.sort(waitsMicros);
-            System.out.printf("%nRun %d, %s%n", number, kind.description);
-            System.out.printf("  sold           %5d  (per worker JVM: %s)%n", outcome.sold(),
-                    salesPerWorker.stream().map(String::valueOf).collect(Collectors.joining(", ")));
-            System.out.printf("  oversold       %5d  units beyond the %d in stock%n",
-                    Math.max(0, outcome.sold() - STOCK), STOCK);
-            System.out.printf("  lost updates   %5d  sales erased by a buyer writing back a stale stock count%n",
-                    outcome.lostUpdates());
-            System.out.printf("  stock left     %5d%n", outcome.stockLeft());
-            System.out.printf("  lock wait      p50 %.1f ms, p99 %.1f ms (%d acquisitions)%n",
-                    percentile(waitsMicros, 50), percentile(waitsMicros, 99), waitsMicros.size());
-            System.out.printf("  total time     %.2f s%n", elapsed.toMillis() / 1000.0);
-            return outcome;
-        } finally {
+            return workers;
+        } catch (RuntimeException | InterruptedException e) {
             workers.forEach(ChildJvm::close);
+            throw e;
         }
+    }
+
+    /** Starts the workers' next round at once through {@code startKey} and collects their {@code RESULT} lines. */
+    private static Results runRound(List<ChildJvm> workers, String startKey, RedisCommands<String, String> redis)
+            throws InterruptedException {
+        long startedAt = System.nanoTime();
+        long deadline = startedAt + RUN_TIMEOUT.toNanos();
+        redis.rpush(startKey, Collections.nCopies(workers.size(), "go").toArray(new String[0]));
+        List<Map<String, String>> perWorker = new ArrayList<>();
+        for (ChildJvm worker : workers) {
+            perWorker.add(parse(worker.awaitLine("RESULT ",
+                    Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))));
+        }
+        return new Results(perWorker, Duration.ofNanos(System.nanoTime() - startedAt));
     }
 
     /** Parses {@code "RESULT k1=v1 k2=v2"} into a map. */
@@ -126,6 +192,16 @@ public final class StockDemo {
     private static double percentile(List<Long> sortedMicros, int percent) {
         int rank = (int) Math.ceil(percent / 100.0 * sortedMicros.size());
         return sortedMicros.get(Math.max(0, rank - 1)) / 1000.0;
+    }
+
+    /** The parsed {@code RESULT} line of each worker JVM, and how long they took from the start signal. */
+    private record Results(List<Map<String, String>> perWorker, Duration elapsed) {
+
+        /** Every worker's {@code waits}, sorted. */
+        List<Long> waitsMicros() {
+            return perWorker.stream().flatMap(result -> Arrays.stream(result.get("waits").split(",")))
+                    .map(Long::valueOf).sorted().collect(Collectors.toList());
+        }
     }
 
     /** What one run left behind in Redis, and what its buyers reported. */
