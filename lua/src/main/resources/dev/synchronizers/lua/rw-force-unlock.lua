@@ -4,17 +4,25 @@
 -- KEYS[2] readers   zset    reader -> end of its read lease, server time in ms
 -- KEYS[3] rtokens   hash    reader -> fencing token of its read hold
 -- KEYS[4] queue     zset    waiting writer -> arrival order
--- KEYS[5] rwait     string  set while a reader waits
--- KEYS[6] wakeups   channel the first writer's owner, or 'released' for every reader, is published to
+-- KEYS[5] places    zset    waiting writer -> end of its place's lease, server time in ms
+-- KEYS[6] rwait     string  set while a reader waits
+-- KEYS[7] wakeups   channel the first writer's owner, or 'released' for every reader, is published to
 --
 -- Returns 1  something was held and is released
 --         0  nothing was held
-local write, readers, rtokens, queue, rwait, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local write, readers, rtokens, queue, places, rwait, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 
 local released = redis.call('DEL', write, readers, rtokens)
 if released == 0 then
   return 0
 end
+-- Skip writers whose place ran out: waking a dead one would leave the live ones sleeping.
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
+  redis.call('ZREM', queue, gone)
+end
+redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 local first = redis.call('ZRANGE', queue, 0, 0)[1]
 if first then
   redis.call('PUBLISH', wakeups, first)

@@ -42,7 +42,8 @@ elseif not writes_self then
   end
 end
 if blocked_wait then
-  redis.call('SET', rwait, 1, 'PX', lease_ms)
+  -- Never shorten the mark another waiting reader set.
+  redis.call('SET', rwait, 1, 'PX', math.max(lease_ms, redis.call('PTTL', rwait)))
   return {0, blocked_wait}
 end
 

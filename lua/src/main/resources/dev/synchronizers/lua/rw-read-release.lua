@@ -1,32 +1,42 @@
 -- rw-read-release.lua: release a read hold; the last reader out wakes the first waiting writer.
 --
--- KEYS[1] readers   zset    reader -> end of its read lease, server time in ms
--- KEYS[2] rtokens   hash    reader -> fencing token of its read hold
--- KEYS[3] queue     zset    waiting writer -> arrival order
--- KEYS[4] places    zset    waiting writer -> end of its place's lease, server time in ms
--- KEYS[5] wakeups   channel the woken writer's owner is published to
+-- KEYS[1] write     hash    writer -> fencing token of the write hold
+-- KEYS[2] readers   zset    reader -> end of its read lease, server time in ms
+-- KEYS[3] rtokens   hash    reader -> fencing token of its read hold
+-- KEYS[4] queue     zset    waiting writer -> arrival order
+-- KEYS[5] places    zset    waiting writer -> end of its place's lease, server time in ms
+-- KEYS[6] wakeups   channel the woken writer's owner is published to
 -- ARGV[1] owner     "<client-uuid>:<thread-id>"
 -- ARGV[2] token     fencing token of the read hold being released
 --
 -- Returns {1, woken}  released; woken is the writer woken by name, or ''
 --         {0, ''}     the owner does not hold this read hold (lease ran out, forced, never held)
-local readers, rtokens, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local write, readers, rtokens, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local owner, token = ARGV[1], ARGV[2]
 
-if redis.call('HGET', rtokens, owner) ~= token then
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+
+-- A read hold whose lease ran out is lost even if no acquire has purged it yet: a writer may be
+-- past it already, so it must not look released (nor wake writers) as if it had been held.
+local lease_end = tonumber(redis.call('ZSCORE', readers, owner) or '0')
+local held = redis.call('HGET', rtokens, owner) == token
+if held and lease_end <= now_ms then
+  redis.call('ZREM', readers, owner)
+  redis.call('HDEL', rtokens, owner)
+end
+if not held or lease_end <= now_ms then
   return {0, ''}
 end
 redis.call('ZREM', readers, owner)
 redis.call('HDEL', rtokens, owner)
-
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 -- Readers whose lease ran out do not keep a writer waiting.
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)) do
   redis.call('HDEL', rtokens, gone)
 end
 redis.call('ZREMRANGEBYSCORE', readers, '-inf', now_ms)
-if redis.call('ZCARD', readers) > 0 then
+-- A writer still holding its write hold (it downgraded) is not waited for: wake nobody yet.
+if redis.call('ZCARD', readers) > 0 or redis.call('EXISTS', write) == 1 then
   return {1, ''}
 end
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do

@@ -12,16 +12,18 @@
 local write, queue, places, rwait, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
+-- Writers whose place ran out go first, so that "first" means the first live writer.
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
+  redis.call('ZREM', queue, gone)
+end
+redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+
 local was_first = redis.call('ZRANGE', queue, 0, 0)[1] == owner
 local removed = redis.call('ZREM', queue, owner)
 redis.call('ZREM', places, owner)
 if was_first and redis.call('EXISTS', write) == 0 then
-  local now = redis.call('TIME')
-  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
-    redis.call('ZREM', queue, gone)
-  end
-  redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
   -- The next writer may go now; with none left, the readers it kept out may.
   local next_first = redis.call('ZRANGE', queue, 0, 0)[1]
   if next_first then

@@ -53,12 +53,12 @@ record LockKeys(String lock, String token, String queue, String places, String r
             case FAIR_LOCK_RENEW_PLACE -> new String[] {queue, places};
             case RW_READ_ACQUIRE -> new String[] {lock, token, readers, readTokens, queue, places, readersWaiting};
             case RW_READ_TRY -> new String[] {lock, token, readers, readTokens};
-            case RW_READ_RELEASE -> new String[] {readers, readTokens, queue, places, wakeups};
+            case RW_READ_RELEASE -> new String[] {lock, readers, readTokens, queue, places, wakeups};
             case RW_READ_RENEW -> new String[] {readers, readTokens};
             case RW_WRITE_ACQUIRE -> new String[] {lock, token, readers, readTokens, queue, places};
             case RW_WRITE_TRY -> new String[] {lock, token, readers};
             case RW_WRITE_RELEASE, RW_WRITE_LEAVE -> new String[] {lock, queue, places, readersWaiting, wakeups};
-            case RW_FORCE_UNLOCK -> new String[] {lock, readers, readTokens, queue, readersWaiting, wakeups};
+            case RW_FORCE_UNLOCK -> new String[] {lock, readers, readTokens, queue, places, readersWaiting, wakeups};
             default -> throw new IllegalArgumentException(script + " is not a lock script");
         };
     }

@@ -278,15 +278,19 @@ final class RedisLock implements DistributedLock {
         });
     }
 
-    /** Sends a token-checked release and does not wait for it; what it cannot release expires. */
+    /** Sends a token-checked release and does not wait for it; one that fails is retried until the lease is over. */
     private void releaseQuietly(String owner, long token) {
-        machinery.scripts.run(policy.release, keys.keysFor(policy.release), owner, Long.toString(token))
-                .whenComplete((reply, failure) -> {
-                    if (failure != null) {
-                        log.debug("{} '{}': release of an abandoned hold failed; it expires with its lease: {}",
-                                kind, name, failure.toString());
-                    }
-                });
+        releaseCommand(owner, token).whenComplete((reply, failure) -> {
+            if (failure != null) {
+                machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
+                        () -> releaseCommand(owner, token),
+                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+            }
+        });
+    }
+
+    private CompletionStage<List<Object>> releaseCommand(String owner, long token) {
+        return machinery.scripts.run(policy.release, keys.keysFor(policy.release), owner, Long.toString(token));
     }
 
     /* --------------- release --------------- */
@@ -318,9 +322,19 @@ final class RedisLock implements DistributedLock {
             throw lost(cause, "unlock()");
         }
         machinery.checkOpen();
-        List<Object> released = machinery.await(
-                machinery.scripts.run(policy.release, keys.keysFor(policy.release), held.owner, Long.toString(held.token)),
-                "release " + kind + " '" + name + "' (the hold was dropped locally and expires with its lease)");
+        List<Object> released;
+        try {
+            released = machinery.await(releaseCommand(held.owner, held.token),
+                    "release " + kind + " '" + name + "' (the hold was dropped locally; the release is retried"
+                            + " until Redis answers, and the hold expires with its lease at the latest)");
+        } catch (SynchronizerUnavailableException e) {
+            // Left in Redis, the hold would keep everyone out for a whole lease, even this thread's
+            // own local queue: end it as soon as Redis is back. Token-checked, so always safe.
+            long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis() : machinery.leaseMillis);
+            machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
+                    () -> releaseCommand(held.owner, held.token), System.nanoTime() + leaseNanos);
+            throw e;
+        }
         if ((Long) released.get(0) == 0L) {
             LostHold.Cause cause = held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED
                     ? LostHold.Cause.LEASE_EXPIRED

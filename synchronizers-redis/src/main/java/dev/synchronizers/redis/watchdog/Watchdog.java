@@ -18,6 +18,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +51,7 @@ public final class Watchdog implements AutoCloseable {
     private final long tickMillis;
     private final Duration timeout;
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
+    private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService scheduler;
     private volatile Thread thread;
 
@@ -159,12 +161,51 @@ public final class Watchdog implements AutoCloseable {
         return leases.size();
     }
 
+    /**
+     * Retries a command that could not reach Redis (a release) at every tick until it succeeds
+     * or {@code deadlineNanos} passes, after which what it would have done is done by a lease
+     * running out anyway. The command must be safe to repeat (token-checked).
+     *
+     * @param what what it does, for the log
+     * @param command sends the command once
+     * @param deadlineNanos {@link System#nanoTime()} after which to give up
+     */
+    public void retryUntil(String what, Supplier<CompletionStage<?>> command, long deadlineNanos) {
+        retries.add(new Retry(what, command, deadlineNanos));
+    }
+
+    /**
+     * Returns the number of commands waiting to be retried, for leak checks.
+     *
+     * @return how many retries are pending
+     */
+    public int pendingRetries() {
+        return retries.size();
+    }
+
     /** Runs one renewal tick now, on the caller's thread. For tests and for the scheduler. */
     public void tick() {
         try {
+            retryPending();
             renewAll();
         } catch (RuntimeException | Error e) {
             log.error("watchdog tick failed; it runs again in {} ms", tickMillis, e);
+        }
+    }
+
+    private void retryPending() {
+        long now = System.nanoTime();
+        for (Retry retry : retries) {
+            if (now - retry.deadlineNanos >= 0) {
+                retries.remove(retry);
+                log.debug("gave up retrying {}: its lease has run out anyway", retry.what);
+                continue;
+            }
+            retry.command.get().whenComplete((reply, failure) -> {
+                if (failure == null) {
+                    retries.remove(retry);
+                }
+            });
         }
     }
 
@@ -256,6 +297,7 @@ public final class Watchdog implements AutoCloseable {
             }
         }
         leases.clear();
+        retries.clear();
     }
 
     /** One registered hold's lease. Identity is object identity. */
@@ -291,6 +333,15 @@ public final class Watchdog implements AutoCloseable {
         }
 
         /**
+         * Returns the fixed lease in milliseconds, or 0 for a renewed one.
+         *
+         * @return the fixed lease
+         */
+        public long fixedMillis() {
+            return fixedLeaseMillis;
+        }
+
+        /**
          * Tells whether this is a fixed lease, which the watchdog does not renew.
          *
          * @return true for a fixed lease
@@ -317,5 +368,18 @@ public final class Watchdog implements AutoCloseable {
     }
 
     private record Batch(List<Lease> leases, CompletionStage<List<Object>> reply) {
+    }
+
+    /** A command to repeat until it succeeds or its deadline passes. Identity is object identity. */
+    private static final class Retry {
+        final String what;
+        final Supplier<CompletionStage<?>> command;
+        final long deadlineNanos;
+
+        Retry(String what, Supplier<CompletionStage<?>> command, long deadlineNanos) {
+            this.what = what;
+            this.command = command;
+            this.deadlineNanos = deadlineNanos;
+        }
     }
 }

@@ -158,9 +158,35 @@ class ScriptRegistryTest {
             assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, four, "1000", "c1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, two, "1000", "c1", "c2"));
             assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, new String[0], "1000"));
+            // The read-write lock scripts.
+            String[] seven = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x",
+                lock + ":y"};
+            assertArity(() -> registry.run(Script.RW_READ_ACQUIRE, six, "owner-a", "1000"));
+            assertArity(() -> registry.run(Script.RW_READ_ACQUIRE, seven, "owner-a"));
+            assertArity(() -> registry.run(Script.RW_READ_ACQUIRE, seven, "owner-a", "1000", "1000"));
+            assertArity(() -> registry.run(Script.RW_READ_TRY, seven, "owner-a", "1000"));
+            assertArity(() -> registry.run(Script.RW_READ_TRY, four, "owner-a"));
+            assertArity(() -> registry.run(Script.RW_READ_RELEASE, five, "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.RW_READ_RELEASE, six, "owner-a"));
+            assertArity(() -> registry.run(Script.RW_WRITE_ACQUIRE, six, "owner-a", "1000"));
+            assertArity(() -> registry.run(Script.RW_WRITE_ACQUIRE, seven, "owner-a", "1000", "1000"));
+            assertArity(() -> registry.run(Script.RW_WRITE_TRY, four, "owner-a", "1000"));
+            assertArity(() -> registry.run(Script.RW_WRITE_TRY, three, "owner-a", "1000", "1000"));
+            assertArity(() -> registry.run(Script.RW_WRITE_RELEASE, five, "owner-a"));
+            assertArity(() -> registry.run(Script.RW_WRITE_RELEASE, four, "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.RW_WRITE_LEAVE, five));
+            assertArity(() -> registry.run(Script.RW_WRITE_LEAVE, six, "owner-a"));
+            assertArity(() -> registry.run(Script.RW_FORCE_UNLOCK, seven, "unexpected"));
+            assertArity(() -> registry.run(Script.RW_FORCE_UNLOCK, six));
+            // Batched, two keys and two arguments (owner, token) per item.
+            assertArity(() -> registry.run(Script.RW_READ_RENEW, two, "1000", "owner-a"));
+            assertArity(() -> registry.run(Script.RW_READ_RENEW, three, "1000", "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.RW_READ_RENEW, four, "1000", "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.RW_READ_RENEW, two, "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.RW_READ_RENEW, new String[0], "1000"));
 
             assertEquals("ping", lastCommand(id), "a rejected call must send nothing");
-            assertEquals(0L, lua.redis.exists(six));
+            assertEquals(0L, lua.redis.exists(seven));
         } finally {
             client.shutdown();
         }
@@ -179,6 +205,9 @@ class ScriptRegistryTest {
         assertEquals(List.of(0L), lua.run(Script.SEMAPHORE_RENEW, one, "1000", "owner-a"));
         assertEquals(List.of(0L, 0L, 0L),
                 lua.run(Script.SEMAPHORE_RENEW, three, "1000", "owner-a", "owner-b", "owner-c"));
+        assertEquals(List.of(0L), lua.run(Script.RW_READ_RENEW, one, "1000", "owner-a", "1001"));
+        assertEquals(List.of(0L, 0L, 0L), lua.run(Script.RW_READ_RENEW, three,
+                "1000", "owner-a", "1001", "owner-b", "1002", "owner-c", "1003"));
     }
 
     private static void assertArity(Executable call) {
