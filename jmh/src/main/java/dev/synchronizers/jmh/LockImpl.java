@@ -75,7 +75,8 @@ public enum LockImpl {
      */
     public abstract BenchLock open(String uri, String name);
 
-    private static RedissonClient redisson(String uri) {
+    /** A Redisson client of the server at {@code uri}, with Redisson's default settings; every facade uses it. */
+    static RedissonClient redisson(String uri) {
         Config config = new Config();
         config.useSingleServer().setAddress(uri);
         return Redisson.create(config);

@@ -25,6 +25,11 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
 
     /** Benchmark operations (e.g. lock+unlock pairs) done since the iteration began, by all threads. */
     protected final AtomicLong operations = new AtomicLong();
+    /**
+     * Commands that the benchmark itself sends during the iteration to probe the server (one
+     * socket read each, subtracted from {@code reads/op}); zero for most benchmarks.
+     */
+    protected final AtomicLong probes = new AtomicLong();
     protected RedisServer server;
     private RedisStats before;
     private int iteration;
@@ -46,6 +51,7 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
     @Setup(Level.Iteration)
     public void beginIteration() {
         operations.set(0);
+        probes.set(0);
         before = RedisStats.of(server);
     }
 
@@ -57,7 +63,7 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
                 + " threads=" + benchmark.getThreads() + " redis=" + server.version()
                 + " bench=" + benchmark.getBenchmark().replace(RedisBenchmark.class.getPackageName() + ".", "");
         long ops = operations.get();
-        System.out.println(after.perOperation(before, implName(), ops, where));
+        System.out.println(after.perOperation(before, implName(), ops, probes.get(), where));
         System.out.println(after.breakdown(before, implName(), ops));
     }
 }

@@ -24,8 +24,11 @@ import java.util.stream.Collectors;
  */
 record RedisStats(long scriptCalls, long commands, long reads, Map<String, Long> calls) {
 
-    /** Commands that no lock operation sends; their subcommands ({@code client|setname}) too. */
-    static final Set<String> IGNORED = Set.of("info", "config", "client", "hello", "ping");
+    /**
+     * Commands that no synchronizer sends; their subcommands ({@code client|setname}) too. {@code
+     * PUBSUB} is the latch benchmark's own probe for a subscribed waiter.
+     */
+    static final Set<String> IGNORED = Set.of("info", "config", "client", "hello", "ping", "pubsub");
     private static final Set<String> SCRIPT_CALLS =
             Set.of("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro");
 
@@ -64,11 +67,14 @@ record RedisStats(long scriptCalls, long commands, long reads, Map<String, Long>
     /**
      * Returns the line that the benchmarks print per iteration: {@code REDIS-STATS impl=... ops=...
      * scriptCalls/op=... commands/op=... reads/op=...} and then where it comes from.
+     *
+     * @param ownReads socket reads caused by the benchmark's own probe commands, not by the
+     *     implementation under test: one per probe command, subtracted from {@code reads}
      */
-    String perOperation(RedisStats before, String impl, long ops, String where) {
+    String perOperation(RedisStats before, String impl, long ops, long ownReads, String where) {
         return String.format("REDIS-STATS impl=%s ops=%d scriptCalls/op=%.2f commands/op=%.2f reads/op=%.2f %s",
                 impl, ops, ratio(scriptCalls - before.scriptCalls, ops), ratio(commands - before.commands, ops),
-                ratio(reads - before.reads, ops), where);
+                ratio(reads - before.reads - ownReads, ops), where);
     }
 
     /**

@@ -1,0 +1,168 @@
+package dev.synchronizers.jmh;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.util.UUID;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+
+/**
+ * Release latency of a countdown latch across two clients, for each {@link LatchImpl}: client A
+ * waits in {@code await()} on a latch at count 1, client B calls {@code countDown()}, and the
+ * sample is the time from the start of B's {@code countDown()} call until B learns that A's
+ * {@code await()} has returned. Reported in sample-time mode (p50, p99, ... in µs).
+ *
+ * <p>Roles: the benchmark thread is B; a helper thread started per trial is A. Each operation is
+ * armed first, outside the timed region, in a {@code @Setup(Level.Invocation)}: wait until the
+ * previous A's subscription is gone from Redis, {@code trySetCount(1)} through B, tell A to call
+ * {@code await()}, and wait until Redis shows a subscriber on a channel whose name contains the
+ * latch name. A is then past its subscribe and either re-checking the count or asleep, so B's
+ * count-down reaches it either way. The timed region is exactly: B's {@code countDown()} (its
+ * round trip, and the publish it triggers), A's client receiving the release and waking A's
+ * thread, whatever A's {@code await()} does before it returns (for both implementations, reading
+ * the count once more), A releasing a {@link Semaphore} and the benchmark thread waking on it.
+ * The last step is a thread hand-off inside one JVM, some microseconds on an idle machine; the
+ * two clients are in one JVM, as in the other benchmarks, but share no connection.
+ *
+ * <p>The {@code REDIS-STATS} line counts per operation everything the implementations send,
+ * arming included: A's subscribe, reads of the count and unsubscribe, B's set and count-down. The
+ * probe ({@code PUBSUB CHANNELS} on a connection of its own) is left out of commands and reads.
+ *
+ * <pre>java -jar jmh/target/benchmarks.jar LatchRoundTripBenchmark -rf json -rff jmh-latch.json</pre>
+ */
+public class LatchRoundTripBenchmark extends RedisBenchmark {
+
+    /** How long any step waits for the other side before the benchmark fails instead of hanging. */
+    static final long STEP_TIMEOUT_SECONDS = 10;
+    /** Pause between two probes of the server while arming. */
+    static final long PROBE_PAUSE_NANOS = 20_000;
+
+    @Param({"SYNCHRONIZERS", "REDISSON"})
+    public LatchImpl impl;
+
+    private String name;
+    private BenchLatch awaiting;
+    private BenchLatch counting;
+    private RedisClient probeClient;
+    private StatefulRedisConnection<String, String> probeConnection;
+    private RedisCommands<String, String> probe;
+    private Thread awaiter;
+    private final Semaphore go = new Semaphore(0);
+    private final Semaphore returned = new Semaphore(0);
+    private volatile boolean running;
+    private volatile RuntimeException awaiterFailure;
+
+    @Override
+    protected String implName() {
+        return impl.name();
+    }
+
+    @Setup(Level.Trial)
+    public void start() {
+        startRedis();
+        name = "bench-latch-" + UUID.randomUUID();
+        awaiting = impl.open(server.uri(), name);
+        counting = impl.open(server.uri(), name);
+        probeClient = RedisClient.create(server.uri());
+        probeConnection = probeClient.connect();
+        probe = probeConnection.sync();
+        running = true;
+        awaiter = new Thread(this::awaitLoop, "latch-awaiter");
+        // A daemon, so that a hung await() cannot keep the fork alive.
+        awaiter.setDaemon(true);
+        awaiter.start();
+    }
+
+    @TearDown(Level.Trial)
+    public void stop() throws InterruptedException {
+        running = false;
+        if (awaiter != null) {
+            awaiter.interrupt();
+            awaiter.join(TimeUnit.SECONDS.toMillis(STEP_TIMEOUT_SECONDS));
+        }
+        for (BenchLatch client : new BenchLatch[] {awaiting, counting}) {
+            if (client != null) {
+                client.close();
+            }
+        }
+        if (probeConnection != null) {
+            probeConnection.close();
+            probeClient.shutdown();
+        }
+        stopRedis();
+    }
+
+    /** Client A's thread: one {@code await()} per {@code go}, one {@code returned} per return. */
+    private void awaitLoop() {
+        try {
+            while (running) {
+                if (go.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                    awaiting.await();
+                    returned.release();
+                }
+            }
+        } catch (InterruptedException e) {
+            // The trial is over.
+        } catch (RuntimeException e) {
+            awaiterFailure = e;
+            returned.release();
+        }
+    }
+
+    /** Sets the count to 1 and waits until A is subscribed; not timed. */
+    @Setup(Level.Invocation)
+    public void arm() {
+        // The previous await() unsubscribes without waiting for Redis; wait for it, so that the
+        // subscriber seen below is the new one.
+        waitForSubscriber(false);
+        if (!counting.trySetCount(1)) {
+            throw new IllegalStateException("latch " + name + " was still counting down");
+        }
+        go.release();
+        waitForSubscriber(true);
+    }
+
+    /** B counts down; returns when A's {@code await()} has returned. */
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    @Threads(1)
+    public void countDownToAwaitReturn() throws InterruptedException {
+        counting.countDown();
+        if (!returned.tryAcquire(STEP_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("await() did not return within " + STEP_TIMEOUT_SECONDS
+                    + " s of countDown() on latch " + name);
+        }
+        RuntimeException failure = awaiterFailure;
+        if (failure != null) {
+            throw new IllegalStateException("await() failed on latch " + name, failure);
+        }
+        operations.incrementAndGet();
+    }
+
+    private void waitForSubscriber(boolean present) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STEP_TIMEOUT_SECONDS);
+        while (true) {
+            probes.incrementAndGet();
+            if (probe.pubsubChannels("*" + name + "*").isEmpty() != present) {
+                return;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException("no " + (present ? "" : "un") + "subscribe on latch " + name
+                        + " within " + STEP_TIMEOUT_SECONDS + " s");
+            }
+            LockSupport.parkNanos(PROBE_PAUSE_NANOS);
+        }
+    }
+}
