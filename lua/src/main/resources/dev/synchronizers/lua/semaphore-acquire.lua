@@ -54,7 +54,8 @@ if (first == nil or first == waiter) and available >= permits then
       redis.call('PEXPIRE', key, lease_ms)
     end
   end
-  -- Permits left over may serve the next in line: pass the wake-up on, one waiter at a time.
+  -- A release wakes several waiters at once; one woken behind this waiter may have tried before
+  -- this one was served and gone back to sleep: with permits left over, wake the next in line.
   local next_waiter = redis.call('ZRANGE', queue, 0, 0)[1]
   if next_waiter and available - permits > 0 then
     redis.call('PUBLISH', wakeups, next_waiter)

@@ -22,8 +22,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Waiters queue in Redis in arrival order, each with a leased place (see {@link QueuePlace}),
  * and are served first come, first served: a waiter asking for more permits than are free blocks
  * the waiters behind it, so {@code acquire(5)} is not starved by a stream of {@code acquire(1)}.
- * A release wakes the first waiter by name; one that acquires and leaves permits free passes the
- * wake-up to the next. {@code tryAcquire()} without a timeout barges, as
+ * A release (or growth) wakes, by name, as many waiters from the front of the line as there are
+ * free permits; one that acquires and leaves permits free wakes the next, which covers a waiter
+ * woken at the same time that tried too early. {@code tryAcquire()} without a timeout barges, as
  * {@link java.util.concurrent.Semaphore#tryAcquire()} does even on a fair semaphore.
  */
 final class RedisSemaphore implements DistributedSemaphore {

@@ -9,7 +9,7 @@ package dev.synchronizers.redis;
  * @param leases client to the end of the lease on its permits
  * @param queue waiters in arrival order
  * @param places waiters with the end of their place's lease
- * @param wakeups the channel releases publish the next waiter's name to
+ * @param wakeups the channel the names of woken waiters are published to
  */
 record SemaphoreKeys(String total, String holds, String leases, String queue, String places, String wakeups) {
 
@@ -28,11 +28,11 @@ record SemaphoreKeys(String total, String holds, String leases, String queue, St
     }
 
     String[] forRelease() {
-        return new String[] {holds, leases, queue, places, wakeups};
+        return new String[] {total, holds, leases, queue, places, wakeups};
     }
 
     String[] forAdd() {
-        return new String[] {total, queue, wakeups};
+        return new String[] {total, holds, queue, wakeups};
     }
 
     String[] forLeave() {

@@ -133,16 +133,24 @@ class ScriptRegistryTest {
             String[] three = {lock, tokenKey, lock + ":queue"};
             String[] five = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake"};
             String[] six = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x"};
+            String[] seven = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x",
+                lock + ":y"};
             assertArity(() -> registry.run(Script.SEMAPHORE_SET, one));
             assertArity(() -> registry.run(Script.SEMAPHORE_SET, two, "3"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, three));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, two, "1"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, six, "c1", "c1:1", "1", "1000"));
+            // Four keys and one argument: one key too few or too many, or no argument.
+            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, three, "1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, five, "1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, four));
+            // Five keys (no wake-up channel) and five arguments.
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, seven, "c1", "c1:1", "1", "1000", "1000"));
             assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, five, "c1", "c1:1", "1", "1000", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, six, "c1", "c1:1", "1", "1000"));
             assertArity(() -> registry.run(Script.SEMAPHORE_TRY, three, "c1", "1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_TRY, four, "c1", "1", "1000"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, five, "c1"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, four, "c1", "1"));
+            // Six keys (the total first) and two arguments.
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, five, "c1", "1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, seven, "c1", "1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, six, "c1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, three));
             assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, four, "c1:1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_AVAILABLE, three, "extra"));
@@ -159,8 +167,6 @@ class ScriptRegistryTest {
             assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, two, "1000", "c1", "c2"));
             assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, new String[0], "1000"));
             // The read-write lock scripts.
-            String[] seven = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x",
-                lock + ":y"};
             assertArity(() -> registry.run(Script.RW_READ_ACQUIRE, six, "owner-a", "1000"));
             assertArity(() -> registry.run(Script.RW_READ_ACQUIRE, seven, "owner-a"));
             assertArity(() -> registry.run(Script.RW_READ_ACQUIRE, seven, "owner-a", "1000", "1000"));

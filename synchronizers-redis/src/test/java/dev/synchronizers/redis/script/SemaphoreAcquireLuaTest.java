@@ -22,8 +22,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * {@code semaphore-acquire.lua} against a real server, on totals, holdings and queues written by
  * hand: the holdings and leases an acquire writes, the queue a short attempt joins (FIFO, places
- * leased in server time), the wait it is told, the purge of expired leases and places, and the
- * wake-up passed on to the next in line.
+ * leased in server time), the wait it is told, and the purge of expired leases and places. With
+ * permits left over after it is served, it wakes the next in line by name (a waiter woken together
+ * with it by a release may have tried too early); otherwise it publishes nothing.
  *
  * <p>Times are checked against the server's clock read just before and after a call: a lease the
  * script sets at its own {@code TIME} ends between the two readings plus the lease.
@@ -46,6 +47,7 @@ class SemaphoreAcquireLuaTest {
     private String leases;
     private String queue;
     private String places;
+    /** The channel {@code SemaphoreKeys} names for this semaphore's wake-ups; not passed to the script. */
     private String wakeups;
 
     @BeforeAll
@@ -375,10 +377,10 @@ class SemaphoreAcquireLuaTest {
         assertEquals(0L, lua.redis.exists(queue, places));
     }
 
-    /* --------------- wake-ups passed on --------------- */
+    /* --------------- no wake-ups --------------- */
 
     @Test
-    void acquire_permitsLeftForTheNextInLine_publishesTheNextWaitersName() throws Exception {
+    void acquire_permitsLeftForTheNextInLine_wakesTheNextByName() throws Exception {
         lua.redis.set(total, "3");
         long end = farEnd();
         queued("c1:1", 1, end);
@@ -388,10 +390,10 @@ class SemaphoreAcquireLuaTest {
 
             assertEquals(List.of(1L, 2L), acquire("c1", "c1:1", 1));
 
-            assertEquals("c2:1", subscription.next(), "the wake-up is passed on to the next in line");
+            assertEquals("c2:1", subscription.next(), "the next in line, which may have tried too early");
             subscription.assertNothingMore(lua.redis);
         }
-        assertEquals(List.of("c2:1", "c3:1"), queueOrder());
+        assertEquals(List.of("c2:1", "c3:1"), queueOrder(), "the others keep their places");
     }
 
     @Test

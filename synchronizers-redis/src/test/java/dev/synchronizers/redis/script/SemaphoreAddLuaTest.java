@@ -15,7 +15,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code semaphore-add.lua} against a real server: the total grows and shrinks but never below
- * zero, and only growth wakes the first queued waiter, by name.
+ * zero, and only growth wakes waiters, by name: as many from the front of the queue as permits are
+ * free (the new total less {@code :sum}), at most 64, in queue order.
  */
 @Tag("redis")
 class SemaphoreAddLuaTest {
@@ -26,6 +27,7 @@ class SemaphoreAddLuaTest {
     private static LuaHarness lua;
 
     private String total;
+    private String holds;
     private String queue;
     private String wakeups;
 
@@ -45,6 +47,7 @@ class SemaphoreAddLuaTest {
     void names(TestInfo test) {
         String base = LuaHarness.uniqueName(test);
         total = base + ":total";
+        holds = base + ":holds";
         queue = base + ":queue";
         wakeups = base + ":wake";
     }
@@ -56,8 +59,14 @@ class SemaphoreAddLuaTest {
         }
     }
 
+    /** Books permits for a client, as an acquire would (no lease: add.lua reads only {@code :sum}). */
+    private void hold(String client, long permits) {
+        lua.redis.hincrby(holds, client, permits);
+        lua.redis.hincrby(holds, ":sum", permits);
+    }
+
     private List<Object> add(long delta) throws Exception {
-        return lua.run(Script.SEMAPHORE_ADD, new String[] {total, queue, wakeups}, Long.toString(delta));
+        return lua.run(Script.SEMAPHORE_ADD, new String[] {total, holds, queue, wakeups}, Long.toString(delta));
     }
 
     /* --------------- the total --------------- */
@@ -116,23 +125,88 @@ class SemaphoreAddLuaTest {
     void add_shrinkAbsentTotal_isRefusedAndCreatesNothing() throws Exception {
         assertEquals(List.of(0L, 0L), add(-1));
 
-        assertEquals(0L, lua.redis.exists(total, queue));
+        assertEquals(0L, lua.redis.exists(total, holds, queue));
     }
 
     /* --------------- wake-ups --------------- */
 
     @Test
-    void add_growthWithQueuedWaiters_wakesTheFirstByName() throws Exception {
+    void add_twoWithFourWaitersAndTwoFree_wakesTheFirstTwoInOrder() throws Exception {
+        lua.redis.set(total, "3");
+        hold("holder", 3);
+        queued("c1:1", "c2:7", "c3:4", "c4:2");
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 5L), add(2));
+
+            assertEquals("c1:1", subscription.next());
+            assertEquals("c2:7", subscription.next());
+            subscription.assertNothingMore(lua.redis);
+        }
+        assertEquals(List.of("c1:1", "c2:7", "c3:4", "c4:2"), lua.redis.zrange(queue, 0, -1),
+                "the queue is not touched");
+        assertEquals("3", lua.redis.hget(holds, ":sum"), "the holdings are not touched");
+    }
+
+    @Test
+    void add_growthWithNoHolder_wakesAsManyAsTheNewTotal() throws Exception {
         lua.redis.set(total, "1");
-        queued("c1:1", "c2:7", "c3:4");
+        queued("c1:1", "c2:7", "c3:4", "c4:2");
         try (Subscription subscription = lua.subscribe(wakeups)) {
 
             assertEquals(List.of(1L, 3L), add(2));
 
-            assertEquals("c1:1", subscription.next(), "only the first waiter is woken, by name");
+            assertEquals("c1:1", subscription.next(), "an absent holds hash counts as nothing held");
+            assertEquals("c2:7", subscription.next());
+            assertEquals("c3:4", subscription.next());
             subscription.assertNothingMore(lua.redis);
         }
-        assertEquals(List.of("c1:1", "c2:7", "c3:4"), lua.redis.zrange(queue, 0, -1), "the queue is not touched");
+        assertEquals(0L, lua.redis.exists(holds), "no holds hash is created");
+    }
+
+    @Test
+    void add_growthThatLeavesExactlyNothingFree_publishesNothing() throws Exception {
+        // 4 held of a total shrunk to 2: growing by 2 makes 4 of 4.
+        lua.redis.set(total, "2");
+        hold("holder", 4);
+        queued("c1:1", "c2:1", "c3:1");
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 4L), add(2));
+
+            subscription.assertNothingMore(lua.redis);
+        }
+    }
+
+    @Test
+    void add_growthThatLeavesMoreHeldThanTheTotal_publishesNothing() throws Exception {
+        lua.redis.set(total, "1");
+        hold("holder", 5);
+        queued("c1:1", "c2:1", "c3:1");
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 2L), add(1));
+
+            subscription.assertNothingMore(lua.redis);
+        }
+    }
+
+    @Test
+    void add_seventyWaitersAndAHundredFree_wakesTheFirstSixtyFourInOrder() throws Exception {
+        String[] names = new String[70];
+        for (int i = 0; i < names.length; i++) {
+            names[i] = String.format("w%02d:1", i);
+        }
+        queued(names);
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 100L), add(100));
+
+            for (int i = 0; i < 64; i++) {
+                assertEquals(names[i], subscription.next(), "wake-up " + i);
+            }
+            subscription.assertNothingMore(lua.redis);
+        }
     }
 
     @Test

@@ -19,8 +19,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code semaphore-release.lua} against a real server, on holdings and queues written by hand: the
- * bookkeeping of a partial and a full release, the refusal of more than is held, and the wake-up
- * of the first live waiter.
+ * bookkeeping of a partial and a full release, the refusal of more than is held, and the wake-ups:
+ * as many live waiters from the front of the queue as permits are free (total less {@code :sum}),
+ * at most 64, in queue order.
  */
 @Tag("redis")
 class SemaphoreReleaseLuaTest {
@@ -33,6 +34,7 @@ class SemaphoreReleaseLuaTest {
 
     private static LuaHarness lua;
 
+    private String total;
     private String holds;
     private String leases;
     private String queue;
@@ -56,6 +58,7 @@ class SemaphoreReleaseLuaTest {
     @BeforeEach
     void names(TestInfo test) {
         String base = LuaHarness.uniqueName(test);
+        total = base + ":total";
         holds = base + ":holds";
         leases = base + ":leases";
         queue = base + ":queue";
@@ -80,8 +83,24 @@ class SemaphoreReleaseLuaTest {
     }
 
     private List<Object> release(String client, long permits) throws Exception {
-        return lua.run(Script.SEMAPHORE_RELEASE, new String[] {holds, leases, queue, places, wakeups}, client,
-                Long.toString(permits));
+        return lua.run(Script.SEMAPHORE_RELEASE, new String[] {total, holds, leases, queue, places, wakeups},
+                client, Long.toString(permits));
+    }
+
+    /** Queues live waiters (places ending at {@link #farEnd}) in the given order. */
+    private void queuedLive(String... waiters) {
+        for (int i = 0; i < waiters.length; i++) {
+            queued(waiters[i], i + 1, farEnd);
+        }
+    }
+
+    /** {@code count} waiter names {@code w00:1, w01:1, ...}, in queue order. */
+    private static String[] waiters(int count) {
+        String[] names = new String[count];
+        for (int i = 0; i < count; i++) {
+            names[i] = String.format("w%02d:1", i);
+        }
+        return names;
     }
 
     private void assertTtlKept(String key) {
@@ -93,6 +112,7 @@ class SemaphoreReleaseLuaTest {
 
     @Test
     void release_moreThanHeld_returnsZeroAndWhatIsHeldAndChangesNothing() throws Exception {
+        lua.redis.set(total, "5");
         hold("c1", 2);
         queued("dead:1", 1, 0);
         queued("c2:1", 2, farEnd);
@@ -113,7 +133,7 @@ class SemaphoreReleaseLuaTest {
     void release_clientHoldingNothing_returnsZeroZeroAndCreatesNothing() throws Exception {
         assertEquals(List.of(0L, 0L), release("c1", 1));
 
-        assertEquals(0L, lua.redis.exists(holds, leases, queue, places));
+        assertEquals(0L, lua.redis.exists(total, holds, leases, queue, places));
     }
 
     /* --------------- bookkeeping --------------- */
@@ -166,10 +186,10 @@ class SemaphoreReleaseLuaTest {
     /* --------------- wake-ups --------------- */
 
     @Test
-    void release_withQueuedWaiters_wakesTheFirstByName() throws Exception {
+    void release_onePermitFreeWithQueuedWaiters_wakesOnlyTheFirstByName() throws Exception {
+        lua.redis.set(total, "1");
         hold("c1", 1);
-        queued("c2:1", 1, farEnd);
-        queued("c3:1", 2, farEnd);
+        queuedLive("c2:1", "c3:1");
         try (Subscription subscription = lua.subscribe(wakeups)) {
 
             assertEquals(List.of(1L, 0L), release("c1", 1));
@@ -184,26 +204,161 @@ class SemaphoreReleaseLuaTest {
     }
 
     @Test
-    void release_expiredFirstPlaces_arePurgedAndTheFirstLiveWaiterIsWoken() throws Exception {
+    void release_threePermitsFreeAndFiveWaiters_wakesTheFirstThreeInOrder() throws Exception {
+        lua.redis.set(total, "5");
+        hold("c1", 3);
+        hold("c2", 2);
+        queuedLive("c3:1", "c4:1", "c5:1", "c6:1", "c7:1");
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 0L), release("c1", 3));
+
+            assertEquals("c3:1", subscription.next());
+            assertEquals("c4:1", subscription.next());
+            assertEquals("c5:1", subscription.next());
+            subscription.assertNothingMore(lua.redis);
+        }
+        assertEquals(List.of("c3:1", "c4:1", "c5:1", "c6:1", "c7:1"), lua.redis.zrange(queue, 0, -1),
+                "the queue is not touched");
+    }
+
+    @Test
+    void release_freePermitsCountOtherHoldersToo_wakesOnlyAsManyAsAreFree() throws Exception {
+        // c1 gives back 3, but c2 still holds 3 of the 4: one permit is free.
+        lua.redis.set(total, "4");
+        hold("c1", 3);
+        hold("c2", 3);   // as after the total was shrunk from 6
+        queuedLive("c3:1", "c4:1", "c5:1");
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 0L), release("c1", 3));
+
+            assertEquals("c3:1", subscription.next());
+            subscription.assertNothingMore(lua.redis);
+        }
+    }
+
+    @Test
+    void release_morePermitsFreeThanWaiters_wakesEveryWaiterOnce() throws Exception {
+        lua.redis.set(total, "5");
+        hold("c1", 5);
+        queuedLive("c2:1", "c3:1");
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 0L), release("c1", 5));
+
+            assertEquals("c2:1", subscription.next());
+            assertEquals("c3:1", subscription.next());
+            subscription.assertNothingMore(lua.redis);
+        }
+    }
+
+    @Test
+    void release_totalShrunkSoExactlyNothingIsFree_publishesNothing() throws Exception {
+        // Total shrunk from 5 to 3 while 4 were held: giving back 1 leaves 3 held of 3.
+        lua.redis.set(total, "3");
+        hold("c1", 1);
+        hold("c2", 3);
+        queuedLive("c3:1", "c4:1", "c5:1");
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 0L), release("c1", 1));
+
+            subscription.assertNothingMore(lua.redis);
+        }
+        assertEquals(Map.of("c2", "3", ":sum", "3"), lua.redis.hgetall(holds));
+        assertEquals(List.of("c3:1", "c4:1", "c5:1"), lua.redis.zrange(queue, 0, -1));
+    }
+
+    @Test
+    void release_totalShrunkBelowWhatIsStillHeld_publishesNothing() throws Exception {
+        // Total shrunk from 6 to 1 while 5 were held: giving back 2 leaves 3 held of 1.
+        lua.redis.set(total, "1");
         hold("c1", 2);
+        hold("c2", 3);
+        queuedLive("c3:1", "c4:1", "c5:1");
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 0L), release("c1", 2));
+
+            subscription.assertNothingMore(lua.redis);
+        }
+        assertEquals(List.of("c3:1", "c4:1", "c5:1"), lua.redis.zrange(queue, 0, -1));
+    }
+
+    @Test
+    void release_absentTotal_publishesNothing() throws Exception {
+        hold("c1", 2);
+        queuedLive("c2:1");
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 0L), release("c1", 2));
+
+            subscription.assertNothingMore(lua.redis);
+        }
+        assertEquals(0L, lua.redis.exists(total), "the total is not created");
+    }
+
+    @Test
+    void release_seventyWaitersAndAHundredFree_wakesTheFirstSixtyFourInOrder() throws Exception {
+        lua.redis.set(total, "100");
+        hold("c1", 100);
+        String[] names = waiters(70);
+        queuedLive(names);
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 0L), release("c1", 100));
+
+            for (int i = 0; i < 64; i++) {
+                assertEquals(names[i], subscription.next(), "wake-up " + i);
+            }
+            subscription.assertNothingMore(lua.redis);
+        }
+        assertEquals(70L, lua.redis.zcard(queue));
+    }
+
+    @Test
+    void release_expiredFirstPlaces_arePurgedBeforeCountingAndLiveWaitersAreWoken() throws Exception {
+        lua.redis.set(total, "3");
+        hold("c1", 3);
         queued("dead:1", 1, 0);   // places that ended long ago
         queued("dead:2", 2, 0);
         queued("c2:1", 3, farEnd);
         queued("c3:1", 4, farEnd);
+        queued("c4:1", 5, farEnd);
         try (Subscription subscription = lua.subscribe(wakeups)) {
 
-            assertEquals(List.of(1L, 1L), release("c1", 1));
+            assertEquals(List.of(1L, 1L), release("c1", 2));
 
-            // Had a dead waiter been published, its message would come first.
+            // Two permits free: the first two live waiters, never a dead one.
             assertEquals("c2:1", subscription.next());
+            assertEquals("c3:1", subscription.next());
             subscription.assertNothingMore(lua.redis);
         }
-        assertEquals(List.of("c2:1", "c3:1"), lua.redis.zrange(queue, 0, -1));
-        assertEquals(List.of("c2:1", "c3:1"), lua.redis.zrange(places, 0, -1));
+        assertEquals(List.of("c2:1", "c3:1", "c4:1"), lua.redis.zrange(queue, 0, -1));
+        assertEquals(List.of("c2:1", "c3:1", "c4:1"), lua.redis.zrange(places, 0, -1));
+    }
+
+    @Test
+    void release_nothingFree_stillPurgesExpiredPlaces() throws Exception {
+        lua.redis.set(total, "1");
+        hold("c1", 1);
+        hold("c2", 1);   // as after the total was shrunk from 2
+        queued("dead:1", 1, 0);
+        queued("c3:1", 2, farEnd);
+        try (Subscription subscription = lua.subscribe(wakeups)) {
+
+            assertEquals(List.of(1L, 0L), release("c1", 1));
+
+            subscription.assertNothingMore(lua.redis);
+        }
+        assertEquals(List.of("c3:1"), lua.redis.zrange(queue, 0, -1));
+        assertEquals(List.of("c3:1"), lua.redis.zrange(places, 0, -1));
     }
 
     @Test
     void release_onlyExpiredWaiters_purgesThemAndPublishesNothing() throws Exception {
+        lua.redis.set(total, "1");
         hold("c1", 1);
         queued("dead:1", 1, 0);
         try (Subscription subscription = lua.subscribe(wakeups)) {
@@ -217,6 +372,7 @@ class SemaphoreReleaseLuaTest {
 
     @Test
     void release_emptyQueue_publishesNothingAndCreatesNoQueue() throws Exception {
+        lua.redis.set(total, "1");
         hold("c1", 1);
         try (Subscription subscription = lua.subscribe(wakeups)) {
 
