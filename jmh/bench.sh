@@ -17,4 +17,4 @@ mkdir -p jmh/results
 java -jar jmh/target/benchmarks.jar "$pattern" "${opts[@]}" -rf json -rff "jmh/results/$mode.json" \
   | tee "jmh/results/$mode.log"
 # Redis work per operation, from the last measured iteration of each benchmark and implementation.
-grep -E '^REDIS-STATS' "jmh/results/$mode.log" | awk '{ key = $NF " " $2; last[key] = $0 } END { for (k in last) print last[k] }' | sort
+grep -oE 'REDIS-STATS .*(measurement).*' "jmh/results/$mode.log" | awk '{ key = $NF " " $2; last[key] = $0 } END { for (k in last) print last[k] }' | sort

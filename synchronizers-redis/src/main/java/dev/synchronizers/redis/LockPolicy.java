@@ -22,7 +22,7 @@ import dev.synchronizers.redis.script.Script;
 enum LockPolicy {
     NONFAIR("lock", Script.LOCK_ACQUIRE, Script.LOCK_ACQUIRE_WAITING, Script.LOCK_ACQUIRE, Script.LOCK_RELEASE,
             Script.LOCK_RENEW, Script.LOCK_FORCE_UNLOCK, null, null, true),
-    FAIR("fair lock", Script.FAIR_LOCK_ACQUIRE, Script.FAIR_LOCK_ACQUIRE, Script.LOCK_ACQUIRE, Script.LOCK_RELEASE,
+    FAIR("fair lock", Script.FAIR_LOCK_ACQUIRE, Script.FAIR_LOCK_ACQUIRE, Script.LOCK_ACQUIRE, Script.FAIR_LOCK_RELEASE,
             Script.LOCK_RENEW, Script.LOCK_FORCE_UNLOCK, Script.FAIR_LOCK_ACQUIRE, Script.FAIR_LOCK_LEAVE, false),
     READ("read lock", Script.RW_READ_ACQUIRE, Script.RW_READ_ACQUIRE, Script.RW_READ_TRY, Script.RW_READ_RELEASE,
             Script.RW_READ_RENEW, Script.RW_FORCE_UNLOCK, null, null, false),

@@ -108,6 +108,7 @@ public final class RedisSynchronizers implements Synchronizers {
         this.machinery = new Machinery(clientId, builder.keyPrefix, connection.async(), scripts, watchdog,
                 new WakeupDispatcher(pubSub, builder.commandTimeout), new LostHoldListeners(registrations),
                 leaseMillis, builder.commandTimeout, closed);
+        machinery.watchdog.everyTick(machinery.wakeups::sweep);
         this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.NONFAIR, machinery));
         this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.FAIR, machinery));
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));

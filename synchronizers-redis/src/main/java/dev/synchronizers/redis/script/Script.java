@@ -12,7 +12,8 @@ import io.lettuce.core.ScriptOutputType;
 public enum Script {
     LOCK_ACQUIRE("lock-acquire.lua", 2, 2, ScriptOutputType.MULTI),
     LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 2, 2, ScriptOutputType.MULTI),
-    LOCK_RELEASE("lock-release.lua", 4, 2, ScriptOutputType.MULTI),
+    LOCK_RELEASE("lock-release.lua", 2, 2, ScriptOutputType.MULTI),
+    FAIR_LOCK_RELEASE("fair-lock-release.lua", 4, 2, ScriptOutputType.MULTI),
     LOCK_RENEW("lock-renew.lua", 1, 1, 2, ScriptOutputType.MULTI),
     LOCK_FORCE_UNLOCK("lock-force-unlock.lua", 4, 0, ScriptOutputType.INTEGER),
     FAIR_LOCK_ACQUIRE("fair-lock-acquire.lua", 4, 3, ScriptOutputType.MULTI),

@@ -22,7 +22,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * waiter by name, not the herd.
  *
  * <p>One Pub/Sub connection serves every waiter of the client. A channel is subscribed when its
- * first local waiter arrives and unsubscribed when its last one leaves; {@link #subscribe} returns
+ * first local waiter arrives; when its last one leaves it lingers, still subscribed, until the
+ * second {@link #sweep()} that finds it idle, so that a lock handed from waiter to waiter under
+ * contention does not subscribe and unsubscribe on every handoff. {@link #subscribe} returns
  * only once Redis has confirmed the subscription, so a waiter that subscribes and then checks the
  * state in Redis cannot miss a wake-up published after that check. A wake-up sets a flag on the
  * subscription and unparks its thread, so it is remembered however the thread is busy when it
@@ -95,9 +97,11 @@ public final class WakeupDispatcher implements AutoCloseable {
         membership.lock();
         try {
             Channel state = channels.computeIfAbsent(channel, c -> new Channel());
-            if (state.waiters.isEmpty()) {
+            // A lingering subscription is reused; a failed one is tried again.
+            if (state.confirmed == null || state.waiters.isEmpty() && state.confirmed.isCompletedExceptionally()) {
                 state.confirmed = connection.async().subscribe(channel).toCompletableFuture();
             }
+            state.idle = false;
             state.waiters.add(subscription);
             confirmed = state.confirmed;
         } finally {
@@ -113,12 +117,37 @@ public final class WakeupDispatcher implements AutoCloseable {
     }
 
     /**
-     * Returns the number of channels with local waiters, for leak checks.
+     * Returns the number of channels with local waiters, for leak checks; lingering channels
+     * without waiters do not count.
      *
-     * @return how many channels are subscribed
+     * @return how many channels have waiters
      */
     public int subscribedChannels() {
-        return channels.size();
+        return (int) channels.values().stream().filter(state -> !state.waiters.isEmpty()).count();
+    }
+
+    /**
+     * Unsubscribes the channels that had no waiter at this sweep and at the one before: called
+     * periodically (every watchdog tick), so an idle channel lingers for one to two periods.
+     */
+    public void sweep() {
+        membership.lock();
+        try {
+            for (Map.Entry<String, Channel> entry : channels.entrySet()) {
+                Channel state = entry.getValue();
+                if (!state.waiters.isEmpty()) {
+                    continue;
+                }
+                if (state.idle) {
+                    channels.remove(entry.getKey());
+                    unsubscribeUnlessNeeded(entry.getKey());
+                } else {
+                    state.idle = true;
+                }
+            }
+        } finally {
+            membership.unlock();
+        }
     }
 
     /** Wakes every waiter of every channel; used after a reconnect and on close. */
@@ -150,7 +179,9 @@ public final class WakeupDispatcher implements AutoCloseable {
         membership.lock();
         try {
             Channel state = channels.get(channel);
-            if (state != null && state.waiters.remove(waiter) && state.waiters.isEmpty()) {
+            if (state != null && state.waiters.remove(waiter) && state.waiters.isEmpty()
+                    && state.confirmed.isCompletedExceptionally()) {
+                // Never confirmed: nothing to linger on.
                 channels.remove(channel);
                 unsubscribeUnlessNeeded(channel);
             }
@@ -244,5 +275,7 @@ public final class WakeupDispatcher implements AutoCloseable {
     private static final class Channel {
         final Set<Subscription> waiters = ConcurrentHashMap.newKeySet();
         CompletableFuture<Void> confirmed;
+        /** Found without waiters by the last sweep; guarded by the membership lock. */
+        boolean idle;
     }
 }

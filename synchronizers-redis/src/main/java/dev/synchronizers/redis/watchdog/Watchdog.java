@@ -52,6 +52,7 @@ public final class Watchdog implements AutoCloseable {
     private final Duration timeout;
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
+    private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ScheduledExecutorService scheduler;
     private volatile Thread thread;
 
@@ -183,11 +184,22 @@ public final class Watchdog implements AutoCloseable {
         return retries.size();
     }
 
+    /**
+     * Adds housekeeping to run at every tick, after the renewals (e.g. unsubscribing idle
+     * channels). It must be quick and must not block.
+     *
+     * @param chore the task
+     */
+    public void everyTick(Runnable chore) {
+        chores.add(chore);
+    }
+
     /** Runs one renewal tick now, on the caller's thread. For tests and for the scheduler. */
     public void tick() {
         try {
             retryPending();
             renewAll();
+            chores.forEach(Runnable::run);
         } catch (RuntimeException | Error e) {
             log.error("watchdog tick failed; it runs again in {} ms", tickMillis, e);
         }

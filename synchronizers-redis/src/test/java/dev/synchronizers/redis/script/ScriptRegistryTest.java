@@ -110,7 +110,8 @@ class ScriptRegistryTest {
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, two, "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE_WAITING, two, "owner-a", "1000", "extra"));
             assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a"));
-            assertArity(() -> registry.run(Script.LOCK_RELEASE, two, "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.FAIR_LOCK_RELEASE, two, "owner-a", "1001"));
             assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, four, "unexpected"));
             assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, two));
             assertArity(() -> registry.run(Script.LOCK_RENEW, new String[0], "1000"));
