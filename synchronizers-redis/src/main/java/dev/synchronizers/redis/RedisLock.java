@@ -251,6 +251,16 @@ final class RedisLock implements DistributedLock {
         }
 
         @Override
+        public boolean heldLocally() {
+            for (Hold held : holds.values()) {
+                if (held.lease.endedBecause() == null) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        @Override
         public void waiting(WakeupDispatcher.Subscription subscription) {
             if (place != null) {
                 place.waiting(subscription);
@@ -312,8 +322,11 @@ final class RedisLock implements DistributedLock {
             return;
         }
         forget(threadId, held);
+        // A local head that skipped asking Redis because this thread held the lock waits for a
+        // wake from here: after the release on success, and on every way out that fails.
         boolean active = machinery.watchdog.unregister(held.lease);
         if (!active) {
+            acquirer.wakeHead();
             LostHold.Cause cause = held.lease.endedBecause();
             if (cause == LostHold.Cause.UNRENEWABLE) {
                 // Redis may still have it: do not leave it to run out if it can be ended now.
@@ -327,7 +340,11 @@ final class RedisLock implements DistributedLock {
             released = machinery.await(releaseCommand(held.owner, held.token),
                     "release " + kind + " '" + name + "' (the hold was dropped locally; the release is retried"
                             + " until Redis answers, and the hold expires with its lease at the latest)");
-        } catch (SynchronizerUnavailableException e) {
+        } catch (RuntimeException e) {
+            acquirer.wakeHead();
+            if (!(e instanceof SynchronizerUnavailableException)) {
+                throw e;
+            }
             // Left in Redis, the hold would keep everyone out for a whole lease, even this thread's
             // own local queue: end it as soon as Redis is back. Token-checked, so always safe.
             long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis() : machinery.leaseMillis);
@@ -340,6 +357,7 @@ final class RedisLock implements DistributedLock {
                     ? LostHold.Cause.LEASE_EXPIRED
                     : LostHold.Cause.GONE;
             machinery.listeners.report(new LostHold(name, kind, threadId, held.token, cause));
+            acquirer.wakeHead();
             throw lost(cause, "unlock()");
         }
         wakeLocally((String) released.get(1));
