@@ -178,7 +178,8 @@ public interface DistributedLock extends Lock {
      * @throws LostHoldException if the current thread's hold was lost (see the class
      *     documentation); the hold is gone afterwards
      * @throws SynchronizerUnavailableException if the store cannot be reached to release the last
-     *     hold; the hold is then dropped locally, no longer renewed, and expires with its lease
+     *     hold; the hold is then dropped locally and no longer renewed, and the release is retried
+     *     in the background until the store answers or the lease has run out
      */
     @Override
     void unlock();
