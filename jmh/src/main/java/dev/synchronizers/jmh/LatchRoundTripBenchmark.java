@@ -1,8 +1,5 @@
 package dev.synchronizers.jmh;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
 import java.util.UUID;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -24,10 +21,10 @@ import org.openjdk.jmh.annotations.Threads;
  * {@code await()} has returned. Reported in sample-time mode (p50, p99, ... in µs).
  *
  * <p>Roles: the benchmark thread is B; a helper thread started per trial is A. Each operation is
- * armed first, outside the timed region, in a {@code @Setup(Level.Invocation)}: wait until the
- * previous A's subscription is gone from Redis, {@code trySetCount(1)} through B, tell A to call
- * {@code await()}, and wait until Redis shows a subscriber on a channel whose name contains the
- * latch name. A is then past its subscribe and either re-checking the count or asleep, so B's
+ * armed first, outside the timed region, in a {@code @Setup(Level.Invocation)}: {@code
+ * trySetCount(1)} through B, tell A to call {@code await()}, and wait until A's thread sleeps
+ * inside {@code await()} (read from its stack, without asking Redis). A is then past its subscribe
+ * and its check of the count, so B's
  * count-down reaches it either way. The timed region is exactly: B's {@code countDown()} (its
  * round trip, and the publish it triggers), A's client receiving the release and waking A's
  * thread, whatever A's {@code await()} does before it returns (for both implementations, reading
@@ -36,8 +33,8 @@ import org.openjdk.jmh.annotations.Threads;
  * two clients are in one JVM, as in the other benchmarks, but share no connection.
  *
  * <p>The {@code REDIS-STATS} line counts per operation everything the implementations send,
- * arming included: A's subscribe, reads of the count and unsubscribe, B's set and count-down. The
- * probe ({@code PUBSUB CHANNELS} on a connection of its own) is left out of commands and reads.
+ * arming included: A's subscribe, reads of the count and unsubscribe (where the implementation
+ * does not keep the subscription), B's set and count-down.
  *
  * <pre>java -jar jmh/target/benchmarks.jar LatchRoundTripBenchmark -rf json -rff jmh-latch.json</pre>
  */
@@ -45,7 +42,7 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
 
     /** How long any step waits for the other side before the benchmark fails instead of hanging. */
     static final long STEP_TIMEOUT_SECONDS = 10;
-    /** Pause between two probes of the server while arming. */
+    /** Pause between two looks at the awaiter's stack while arming. */
     static final long PROBE_PAUSE_NANOS = 20_000;
 
     @Param({"SYNCHRONIZERS", "REDISSON"})
@@ -54,9 +51,6 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
     private String name;
     private BenchLatch awaiting;
     private BenchLatch counting;
-    private RedisClient probeClient;
-    private StatefulRedisConnection<String, String> probeConnection;
-    private RedisCommands<String, String> probe;
     private Thread awaiter;
     private final Semaphore go = new Semaphore(0);
     private final Semaphore returned = new Semaphore(0);
@@ -74,9 +68,6 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
         name = "bench-latch-" + UUID.randomUUID();
         awaiting = impl.open(server.uri(), name);
         counting = impl.open(server.uri(), name);
-        probeClient = RedisClient.create(server.uri());
-        probeConnection = probeClient.connect();
-        probe = probeConnection.sync();
         running = true;
         awaiter = new Thread(this::awaitLoop, "latch-awaiter");
         // A daemon, so that a hung await() cannot keep the fork alive.
@@ -95,10 +86,6 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
             if (client != null) {
                 client.close();
             }
-        }
-        if (probeConnection != null) {
-            probeConnection.close();
-            probeClient.shutdown();
         }
         stopRedis();
     }
@@ -120,17 +107,14 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
         }
     }
 
-    /** Sets the count to 1 and waits until A is subscribed; not timed. */
+    /** Sets the count to 1 and waits until A is asleep in its {@code await()}; not timed. */
     @Setup(Level.Invocation)
     public void arm() {
-        // The previous await() unsubscribes without waiting for Redis; wait for it, so that the
-        // subscriber seen below is the new one.
-        waitForSubscriber(false);
         if (!counting.trySetCount(1)) {
             throw new IllegalStateException("latch " + name + " was still counting down");
         }
         go.release();
-        waitForSubscriber(true);
+        waitUntilAwaiterSleeps();
     }
 
     /** B counts down; returns when A's {@code await()} has returned. */
@@ -151,18 +135,32 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
         operations.incrementAndGet();
     }
 
-    private void waitForSubscriber(boolean present) {
+    /**
+     * Waits until A's thread sleeps inside {@code await()}, past its subscription and its check
+     * of the count: in ours, in the wake-up dispatcher's sleep; in Redisson's, on the semaphore of
+     * its subscription entry. (A subscription can outlive an await, ours lingers for a watchdog
+     * tick, so the server's list of channels cannot tell a new waiter from the last one.)
+     */
+    private void waitUntilAwaiterSleeps() {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STEP_TIMEOUT_SECONDS);
-        while (true) {
-            probes.incrementAndGet();
-            if (probe.pubsubChannels("*" + name + "*").isEmpty() != present) {
-                return;
-            }
+        while (!asleepInAwait(awaiter.getStackTrace())) {
             if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("no " + (present ? "" : "un") + "subscribe on latch " + name
-                        + " within " + STEP_TIMEOUT_SECONDS + " s");
+                throw new IllegalStateException("the awaiter of latch " + name + " did not start waiting within "
+                        + STEP_TIMEOUT_SECONDS + " s");
             }
             LockSupport.parkNanos(PROBE_PAUSE_NANOS);
         }
     }
+
+    private static boolean asleepInAwait(StackTraceElement[] stack) {
+        boolean inAwait = false;
+        boolean asleep = false;
+        for (StackTraceElement frame : stack) {
+            inAwait |= frame.getMethodName().equals("await") && frame.getClassName().contains("CountDownLatch");
+            asleep |= frame.getClassName().endsWith("WakeupDispatcher$Subscription") && frame.getMethodName().equals("await")
+                    || frame.getClassName().equals("java.util.concurrent.Semaphore") && frame.getMethodName().startsWith("acquire");
+        }
+        return inAwait && asleep;
+    }
+
 }
