@@ -80,7 +80,7 @@ public final class BenchChart {
         for (Map<String, double[]> group : groups.values()) {
             width += group.size() * barWidth + gap;
         }
-        width = Math.max(width, 640);
+        width = Math.max(width + 60, 640);
         int height = top + plotHeight + 150;
         BufferedImage image = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
         Graphics2D g = image.createGraphics();
