@@ -10,17 +10,16 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * What {@code lock-acquire.lua}, {@code lock-acquire-waiting.lua} and {@code fair-lock-acquire.lua}
  * have in common, run against each by {@link LockAcquireLuaTest}, {@link LockAcquireWaitingLuaTest}
  * and {@link FairLockAcquireLuaTest}: the hold they write, the reply when another owner holds the
  * lock, and the fencing-token rule. They differ in what a failed attempt leaves behind in the
- * lock's hash ({@link #marksWaiter()}) and, for the fair script, in its queue (tested there), and
+ * lock's hash ({@link #marksWaiter}) and, for the fair script, in its queue (tested there), and
  * in their inputs ({@link #keys()}, {@link #args}).
  */
-abstract class AcquireLuaContract {
+abstract class AcquireLuaContract extends LuaTestBase {
 
     /** The holder's lease: shorter than {@link LuaHarness#LONG_LEASE_MS}, so a reset would show. */
     static final long HOLDER_LEASE_MS = 60_000;
@@ -28,18 +27,20 @@ abstract class AcquireLuaContract {
     String lock;
     String tokenKey;
 
-    /** The harness of the concrete class, which owns the server and the client. */
-    abstract LuaHarness lua();
-
     /** The script under test. */
-    abstract Script script();
+    final Script script;
 
     /** Whether a failed attempt records {@code ':waiting' = 1} in the holder's hash. */
-    abstract boolean marksWaiter();
+    final boolean marksWaiter;
+
+    AcquireLuaContract(Script script, boolean marksWaiter) {
+        this.script = script;
+        this.marksWaiter = marksWaiter;
+    }
 
     @BeforeEach
-    void names(TestInfo test) {
-        lock = LuaHarness.uniqueName(test);
+    void names() {
+        lock = base;
         tokenKey = lock + ":token";
     }
 
@@ -54,13 +55,13 @@ abstract class AcquireLuaContract {
     }
 
     List<Object> acquire(String owner, long leaseMs) throws Exception {
-        return lua().run(script(), keys(), args(owner, leaseMs));
+        return lua.run(script, keys(), args(owner, leaseMs));
     }
 
     /** Acquires, checks that it succeeded, and returns the token. */
     long acquired(String owner, long leaseMs) throws Exception {
         List<Object> reply = acquire(owner, leaseMs);
-        assertEquals(1L, reply.get(0), () -> script().file + " should acquire, replied " + reply);
+        assertEquals(1L, reply.get(0), () -> script.file + " should acquire, replied " + reply);
         return (Long) reply.get(1);
     }
 
@@ -68,7 +69,7 @@ abstract class AcquireLuaContract {
 
     @Test
     void acquire_freeLock_returnsTokenAndWritesHold() throws Exception {
-        var redis = lua().redis;
+        var redis = lua.redis;
 
         List<Object> reply = acquire("owner-a", HOLDER_LEASE_MS);
 
@@ -89,7 +90,7 @@ abstract class AcquireLuaContract {
 
     @Test
     void acquire_heldByAnother_returnsPttlAndChangesOnlyTheWaitingMark() throws Exception {
-        var redis = lua().redis;
+        var redis = lua.redis;
         long holderToken = acquired("holder", HOLDER_LEASE_MS);
         String tokenBefore = redis.get(tokenKey);
 
@@ -102,7 +103,7 @@ abstract class AcquireLuaContract {
         Map<String, String> hash = redis.hgetall(lock);
         assertEquals(Long.toString(holderToken), hash.get("holder"), "the holder's token is unchanged");
         assertFalse(hash.containsKey("other"), "the failed owner is not written");
-        if (marksWaiter()) {
+        if (marksWaiter) {
             assertEquals("1", hash.get(":waiting"), "a failed waiting attempt records ':waiting' = 1");
             assertEquals(2, hash.size(), () -> "hash " + hash);
         } else {
@@ -115,7 +116,7 @@ abstract class AcquireLuaContract {
 
     @Test
     void acquire_heldWithoutTtl_returnsMinusOne() throws Exception {
-        var redis = lua().redis;
+        var redis = lua.redis;
         redis.hset(lock, "holder", "7");
 
         List<Object> reply = acquire("other", HOLDER_LEASE_MS);
@@ -134,12 +135,12 @@ abstract class AcquireLuaContract {
         long second = acquired("owner-a", HOLDER_LEASE_MS);
 
         assertTrue(second > first, () -> "second token " + second + " should exceed " + first);
-        assertEquals(Long.toString(second), lua().redis.hget(lock, "owner-a"));
+        assertEquals(Long.toString(second), lua.redis.hget(lock, "owner-a"));
     }
 
     @Test
     void acquire_manyCyclesOfDifferentOwners_tokensStrictlyIncrease() throws Exception {
-        var redis = lua().redis;
+        var redis = lua.redis;
         long last = 0;
         for (int i = 0; i < 200; i++) {
             long token = acquired("owner-" + i, HOLDER_LEASE_MS);
@@ -154,8 +155,8 @@ abstract class AcquireLuaContract {
 
     @Test
     void acquire_tokenKeyAheadOfClock_issuesTheNextToken() throws Exception {
-        var redis = lua().redis;
-        long ahead = lua().serverMicros() + 1_000_000_000L;
+        var redis = lua.redis;
+        long ahead = lua.serverMicros() + 1_000_000_000L;
         redis.set(tokenKey, Long.toString(ahead));
 
         long token = acquired("owner-a", HOLDER_LEASE_MS);
@@ -175,10 +176,10 @@ abstract class AcquireLuaContract {
 
     @Test
     void acquire_lockKeyIsString_failsWithWrongTypeAndKeepsString() throws Exception {
-        var redis = lua().redis;
+        var redis = lua.redis;
         redis.set(lock, "not a hash");
 
-        Throwable failure = lua().failure(script(), keys(), args("owner-a", HOLDER_LEASE_MS));
+        Throwable failure = lua.failure(script, keys(), args("owner-a", HOLDER_LEASE_MS));
 
         assertTrue(failure instanceof RedisCommandExecutionException, () -> "failure " + failure);
         assertTrue(String.valueOf(failure.getMessage()).contains("WRONGTYPE"), () -> "failure " + failure);

@@ -1,20 +1,16 @@
 package dev.synchronizers.redis.script;
 
-import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.ScoredValue;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code fair-lock-acquire.lua} against a real server: the tests of {@link AcquireLuaContract}
@@ -25,84 +21,37 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * script leases at its own {@code TIME} ends between the two readings plus the place lease.
  */
 @Tag("redis")
-class FairLockAcquireLuaTest extends AcquireLuaContract {
+class FairLockAcquireLuaTest extends QueueingAcquireLuaContract {
 
-    /** The place lease of most attempts: shorter than {@link LuaHarness#LONG_LEASE_MS}. */
-    static final long PLACE_MS = 30_000;
+    private FairFixture fair;
 
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
-
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
+    FairLockAcquireLuaTest() {
+        super(Script.FAIR_LOCK_ACQUIRE);
     }
 
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
-    @Override
-    LuaHarness lua() {
-        return lua;
-    }
-
-    @Override
-    Script script() {
-        return Script.FAIR_LOCK_ACQUIRE;
-    }
-
-    @Override
-    boolean marksWaiter() {
-        return false;
+    /** Runs after the contract's {@code names}, on its {@code lock}. */
+    @BeforeEach
+    void fairKeys() {
+        fair = new FairFixture(lua, lock);
     }
 
     @Override
     String[] keys() {
-        return new String[] {lock, tokenKey, queue(), places()};
+        return new String[] {lock, tokenKey, fair.queue, fair.places};
     }
 
     @Override
-    String[] args(String owner, long leaseMs) {
-        return new String[] {owner, Long.toString(leaseMs), Long.toString(PLACE_MS)};
+    QueueFixture waiting() {
+        return fair;
     }
 
-    private String queue() {
-        return lock + ":queue";
-    }
-
-    private String places() {
-        return lock + ":places";
-    }
-
-    private List<Object> acquire(String owner, long leaseMs, long placeMs) throws Exception {
-        return lua.run(script(), keys(), owner, Long.toString(leaseMs), Long.toString(placeMs));
-    }
-
-    /** Tries for an owner that must be queued (the reply's first element is 0); returns the reply. */
-    private List<Object> queuedAttempt(String owner, long placeMs) throws Exception {
-        List<Object> reply = acquire(owner, HOLDER_LEASE_MS, placeMs);
-        assertEquals(0L, reply.get(0), () -> owner + " should be queued, replied " + reply);
-        return reply;
-    }
-
-    private List<String> queueOrder() {
-        return lua.redis.zrange(queue(), 0, -1);
+    @Override
+    void heldByAnother() throws Exception {
+        acquired("holder", HOLDER_LEASE_MS);
     }
 
     private Double place(String owner) {
-        return lua.redis.zscore(places(), owner);
-    }
-
-    private void assertPlaceEndsWithin(String owner, long fromMs, long toMs) {
-        Double end = place(owner);
-        assertTrue(end != null && end >= fromMs && end <= toMs,
-                () -> owner + "'s place ends at " + end + ", expected within [" + fromMs + ", " + toMs + "]");
+        return lua.redis.zscore(fair.places, owner);
     }
 
     /* --------------- free lock, empty queue --------------- */
@@ -116,7 +65,7 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
         assertEquals(Map.of("owner-a", Long.toString(token)), lua.redis.hgetall(lock));
         long pttl = lua.redis.pttl(lock);
         assertTrue(pttl > 0 && pttl <= HOLDER_LEASE_MS, () -> "lock PTTL " + pttl);
-        assertEquals(0L, lua.redis.exists(queue(), places()), "the owner is not queued");
+        assertEquals(0L, lua.redis.exists(fair.queue, fair.places), "the owner is not queued");
     }
 
     /* --------------- held by another owner: queueing --------------- */
@@ -132,10 +81,10 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
         long pttl = (Long) reply.get(1);
         assertTrue(pttl > 0 && pttl <= HOLDER_LEASE_MS, () -> "returned the holder's PTTL? " + pttl);
         assertEquals(Map.of("holder", Long.toString(holderToken)), lua.redis.hgetall(lock));
-        assertEquals(List.of("owner-b"), queueOrder());
-        assertPlaceEndsWithin("owner-b", before + PLACE_MS, after + PLACE_MS);
-        lua.assertTtlSetSince(queue(), PLACE_MS, before);
-        lua.assertTtlSetSince(places(), PLACE_MS, before);
+        assertEquals(List.of("owner-b"), fair.queueOrder());
+        lua.assertEndWithin(fair.places, "owner-b", before + PLACE_MS, after + PLACE_MS);
+        lua.assertTtlSetSince(fair.queue, PLACE_MS, before);
+        lua.assertTtlSetSince(fair.places, PLACE_MS, before);
     }
 
     @Test
@@ -144,7 +93,7 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
 
         assertEquals(List.of(0L, -1L), acquire("owner-b", HOLDER_LEASE_MS, PLACE_MS));
 
-        assertEquals(List.of("owner-b"), queueOrder());
+        assertEquals(List.of("owner-b"), fair.queueOrder());
     }
 
     @Test
@@ -157,44 +106,12 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
         }
 
         // Not alphabetical: the order they came in.
-        assertEquals(List.of("owner-c", "owner-a", "owner-b"), queueOrder());
-        List<ScoredValue<String>> scores = lua.redis.zrangeWithScores(queue(), 0, -1);
+        assertEquals(List.of("owner-c", "owner-a", "owner-b"), fair.queueOrder());
+        List<ScoredValue<String>> scores = lua.redis.zrangeWithScores(fair.queue, 0, -1);
         assertTrue(scores.get(0).getScore() < scores.get(1).getScore()
                 && scores.get(1).getScore() < scores.get(2).getScore(), () -> "arrival scores " + scores);
-        assertEquals(Set.of("owner-a", "owner-b", "owner-c"), Set.copyOf(lua.redis.zrange(places(), 0, -1)),
+        assertEquals(Set.of("owner-a", "owner-b", "owner-c"), Set.copyOf(lua.redis.zrange(fair.places, 0, -1)),
                 "every queued owner has a place");
-    }
-
-    @Test
-    void fair_queuedOwnerTriesAgain_keepsItsPositionAndRefreshesItsPlace() throws Exception {
-        acquired("holder", HOLDER_LEASE_MS);
-        queuedAttempt("owner-a", PLACE_MS);
-        queuedAttempt("owner-b", PLACE_MS);
-        Double arrival = lua.redis.zscore(queue(), "owner-a");
-
-        // A longer place lease on the retry: the new end cannot be mistaken for the old one.
-        long before = lua.serverMillis();
-        queuedAttempt("owner-a", LONG_LEASE_MS);
-        long after = lua.serverMillis();
-
-        assertEquals(List.of("owner-a", "owner-b"), queueOrder());
-        assertEquals(arrival, lua.redis.zscore(queue(), "owner-a"), "the arrival order is kept");
-        assertPlaceEndsWithin("owner-a", before + LONG_LEASE_MS, after + LONG_LEASE_MS);
-        lua.assertTtlSetSince(queue(), LONG_LEASE_MS, before);
-        lua.assertTtlSetSince(places(), LONG_LEASE_MS, before);
-    }
-
-    @Test
-    void fair_shorterPlaceLater_doesNotShortenTheKeys() throws Exception {
-        acquired("holder", HOLDER_LEASE_MS);
-        long before = lua.serverMillis();
-        queuedAttempt("owner-a", LONG_LEASE_MS);
-
-        queuedAttempt("owner-b", PLACE_MS);
-
-        // The keys outlive owner-a's longer place.
-        lua.assertTtlSetSince(queue(), LONG_LEASE_MS, before);
-        lua.assertTtlSetSince(places(), LONG_LEASE_MS, before);
     }
 
     /* --------------- free lock, someone queued --------------- */
@@ -218,7 +135,7 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
                         + before + ", " + after + "])");
         assertEquals(0L, lua.redis.exists(lock), "nothing is acquired");
         assertEquals(tokenBefore, lua.redis.get(tokenKey), "no token is issued");
-        assertEquals(List.of("owner-a", "owner-b"), queueOrder());
+        assertEquals(List.of("owner-a", "owner-b"), fair.queueOrder());
     }
 
     @Test
@@ -233,7 +150,7 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
         long token = (Long) reply.get(1);
         assertTrue(token > holderToken, () -> "token " + token + " after " + holderToken);
         assertEquals(Map.of("owner-a", Long.toString(token)), lua.redis.hgetall(lock));
-        assertEquals(0L, lua.redis.exists(queue(), places()), "the empty queue and places are gone");
+        assertEquals(0L, lua.redis.exists(fair.queue, fair.places), "the empty queue and places are gone");
     }
 
     @Test
@@ -246,8 +163,8 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
 
         assertEquals(1L, acquire("owner-a", HOLDER_LEASE_MS, PLACE_MS).get(0));
 
-        assertEquals(List.of("owner-b"), queueOrder());
-        assertEquals(List.of(ScoredValue.just(placeB, "owner-b")), lua.redis.zrangeWithScores(places(), 0, -1));
+        assertEquals(List.of("owner-b"), fair.queueOrder());
+        assertEquals(List.of(ScoredValue.just(placeB, "owner-b")), fair.placeEnds());
     }
 
     @Test
@@ -256,13 +173,13 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
         queuedAttempt("owner-a", PLACE_MS);
         queuedAttempt("owner-b", PLACE_MS);
         assertEquals(1L, lua.redis.del(lock));
-        lua.redis.zadd(places(), 0, "owner-a");   // owner-a stopped renewing long ago
+        lua.redis.zadd(fair.places, 0, "owner-a");   // owner-a stopped renewing long ago
 
         List<Object> reply = acquire("owner-b", HOLDER_LEASE_MS, PLACE_MS);
 
         assertEquals(1L, reply.get(0), () -> "reply " + reply);
         assertEquals(Map.of("owner-b", reply.get(1).toString()), lua.redis.hgetall(lock));
-        assertEquals(0L, lua.redis.exists(queue(), places()), "owner-a was purged, owner-b left the queue");
+        assertEquals(0L, lua.redis.exists(fair.queue, fair.places), "owner-a was purged, owner-b left the queue");
     }
 
     @Test
@@ -270,14 +187,14 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
         acquired("holder", HOLDER_LEASE_MS);
         queuedAttempt("owner-a", PLACE_MS);
         queuedAttempt("owner-b", PLACE_MS);
-        lua.redis.zadd(places(), 0, "owner-a");
+        lua.redis.zadd(fair.places, 0, "owner-a");
 
         queuedAttempt("owner-c", PLACE_MS);
-        assertEquals(List.of("owner-b", "owner-c"), queueOrder());
+        assertEquals(List.of("owner-b", "owner-c"), fair.queueOrder());
         assertNull(place("owner-a"));
 
         queuedAttempt("owner-a", PLACE_MS);
-        assertEquals(List.of("owner-b", "owner-c", "owner-a"), queueOrder(), "a purged owner lost its place");
+        assertEquals(List.of("owner-b", "owner-c", "owner-a"), fair.queueOrder(), "a purged owner lost its place");
     }
 
     /* --------------- tokens shared with lock-acquire.lua --------------- */
@@ -306,9 +223,9 @@ class FairLockAcquireLuaTest extends AcquireLuaContract {
     void fair_lockKeyIsString_createsNoQueue() {
         lua.redis.set(lock, "not a hash");
 
-        lua.failure(script(), keys(), args("owner-a", HOLDER_LEASE_MS));
+        lua.failure(script, keys(), args("owner-a", HOLDER_LEASE_MS));
 
         assertEquals("not a hash", lua.redis.get(lock));
-        assertEquals(0L, lua.redis.exists(tokenKey, queue(), places()), "no token, no place");
+        assertEquals(0L, lua.redis.exists(tokenKey, fair.queue, fair.places), "no token, no place");
     }
 }

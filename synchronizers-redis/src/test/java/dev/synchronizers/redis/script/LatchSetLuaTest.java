@@ -2,41 +2,19 @@ package dev.synchronizers.redis.script;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.synchronizers.testkit.RedisExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code latch-set.lua} against a real server: a count is set only on a latch at zero (absent). */
 @Tag("redis")
-class LatchSetLuaTest {
-
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
+class LatchSetLuaTest extends LuaTestBase {
 
     private String latch;
 
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
     @BeforeEach
-    void names(TestInfo test) {
-        latch = LuaHarness.uniqueName(test) + ":latch";
+    void names() {
+        latch = base + ":latch";
     }
 
     private long set(long count) throws Exception {

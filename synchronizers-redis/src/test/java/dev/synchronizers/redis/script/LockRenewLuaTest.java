@@ -4,54 +4,29 @@ import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.synchronizers.testkit.RedisExtension;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code lock-renew.lua} (batched: one key, an owner and a token per item) against a real server,
  * on holds written by hand.
  */
 @Tag("redis")
-class LockRenewLuaTest {
+class LockRenewLuaTest extends LuaTestBase {
 
     /** The lease the holds start with: shorter than the renewal's, so a renewal shows in PTTL. */
     private static final long LEASE_MS = 60_000;
 
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
-
-    private String base;
-
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
-    @BeforeEach
-    void names(TestInfo test) {
-        base = LuaHarness.uniqueName(test);
-    }
-
     private void hold(String lock, Map<String, String> fields) {
         lua.redis.hset(lock, fields);
         lua.redis.pexpire(lock, LEASE_MS);
+    }
+
+    /** Runs the script on the locks for {@link LuaHarness#LONG_LEASE_MS}, with owner, token, owner, token, ... */
+    private List<Object> renew(String[] locks, String... ownersAndTokens) throws Exception {
+        return lua.runBatch(Script.LOCK_RENEW, locks, lock -> new String[] {lock}, LONG_LEASE_MS, ownersAndTokens);
     }
 
     /* --------------- renewal --------------- */
@@ -61,8 +36,7 @@ class LockRenewLuaTest {
         String lock = base + ":1";
         hold(lock, Map.of("owner-a", "1001"));
 
-        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {lock}, Long.toString(LONG_LEASE_MS),
-                "owner-a", "1001");
+        List<Object> reply = renew(new String[] {lock}, "owner-a", "1001");
 
         assertEquals(List.of(1L), reply);
         assertRenewed(lock);
@@ -79,15 +53,14 @@ class LockRenewLuaTest {
         hold(heldByOther, Map.of("owner-x", "1002"));
         hold(heldWithWaiter, Map.of("owner-c", "1003", ":waiting", "1"));
 
-        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {held, heldByOther, missing, heldWithWaiter},
-                Long.toString(LONG_LEASE_MS), "owner-a", "1001", "owner-b", "1002", "owner-b", "1004",
+        List<Object> reply = renew(new String[] {held, heldByOther, missing, heldWithWaiter},
+                "owner-a", "1001", "owner-b", "1002", "owner-b", "1004",
                 "owner-c", "1003");
 
         assertEquals(List.of(1L, 0L, 0L, 1L), reply);
         assertRenewed(held);
         assertRenewed(heldWithWaiter);
-        long otherPttl = lua.redis.pttl(heldByOther);
-        assertTrue(otherPttl > 0 && otherPttl <= LEASE_MS, () -> "another owner's lease was touched: " + otherPttl);
+        lua.assertTtlAtMost(heldByOther, LEASE_MS);   // another owner's lease is not touched
         assertEquals(Map.of("owner-x", "1002"), lua.redis.hgetall(heldByOther));
         assertEquals(0L, lua.redis.exists(missing), "renewal creates no key");
         assertEquals(Map.of("owner-c", "1003", ":waiting", "1"), lua.redis.hgetall(heldWithWaiter));
@@ -101,14 +74,11 @@ class LockRenewLuaTest {
         hold(first, Map.of("owner-a", "1001"));
         hold(second, Map.of("owner-b", "1002"));
 
-        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {first, second},
-                Long.toString(LONG_LEASE_MS), "owner-b", "1002", "owner-a", "1001");
+        List<Object> reply = renew(new String[] {first, second}, "owner-b", "1002", "owner-a", "1001");
 
         assertEquals(List.of(0L, 0L), reply);
-        for (String lock : List.of(first, second)) {
-            long pttl = lua.redis.pttl(lock);
-            assertTrue(pttl > 0 && pttl <= LEASE_MS, () -> lock + " PTTL " + pttl);
-        }
+        lua.assertTtlAtMost(first, LEASE_MS);
+        lua.assertTtlAtMost(second, LEASE_MS);
     }
 
     @Test
@@ -117,12 +87,10 @@ class LockRenewLuaTest {
         String lock = base + ":1";
         hold(lock, Map.of("owner-a", "1002"));
 
-        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {lock}, Long.toString(LONG_LEASE_MS),
-                "owner-a", "1001");
+        List<Object> reply = renew(new String[] {lock}, "owner-a", "1001");
 
         assertEquals(List.of(0L), reply);
-        long pttl = lua.redis.pttl(lock);
-        assertTrue(pttl > 0 && pttl <= LEASE_MS, () -> "the newer hold's lease was touched: " + pttl);
+        lua.assertTtlAtMost(lock, LEASE_MS);   // the newer hold's lease is not touched
         assertEquals(Map.of("owner-a", "1002"), lua.redis.hgetall(lock));
     }
 
@@ -133,8 +101,7 @@ class LockRenewLuaTest {
         lua.redis.set(foreign, "not a hash");
         hold(held, Map.of("owner-a", "1001"));
 
-        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {foreign, held}, Long.toString(LONG_LEASE_MS),
-                "owner-a", "1001", "owner-a", "1001");
+        List<Object> reply = renew(new String[] {foreign, held}, "owner-a", "1001", "owner-a", "1001");
 
         assertEquals(List.of(0L, 1L), reply);
         assertRenewed(held);

@@ -11,6 +11,7 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
@@ -18,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.junit.jupiter.api.TestInfo;
 
 /**
@@ -69,6 +71,22 @@ final class LuaHarness implements AutoCloseable {
         return scripts.<T>run(script, keys, args).toCompletableFuture().get(PATIENCE_SECONDS, TimeUnit.SECONDS);
     }
 
+    /**
+     * Runs a batched script: its keys are {@code keysOfItem} of each item in turn, its arguments
+     * {@code leaseMs} followed by {@code itemArgs}.
+     */
+    <T> T runBatch(Script script, String[] items, Function<String, String[]> keysOfItem, long leaseMs,
+            String... itemArgs) throws InterruptedException, ExecutionException, TimeoutException {
+        List<String> keys = new ArrayList<>();
+        for (String item : items) {
+            keys.addAll(List.of(keysOfItem.apply(item)));
+        }
+        String[] args = new String[itemArgs.length + 1];
+        args[0] = Long.toString(leaseMs);
+        System.arraycopy(itemArgs, 0, args, 1, itemArgs.length);
+        return run(script, keys.toArray(String[]::new), args);
+    }
+
     /** Runs a script that must fail, and returns the client's exception. */
     Throwable failure(Script script, String[] keys, String... args) {
         ExecutionException e = assertThrows(ExecutionException.class, () -> run(script, keys, args),
@@ -87,6 +105,11 @@ final class LuaHarness implements AutoCloseable {
         return serverMicros() / 1_000;
     }
 
+    /** A lease or place end no test reaches: the server's time now plus {@link #LONG_LEASE_MS}. */
+    long farEnd() {
+        return serverMillis() + LONG_LEASE_MS;
+    }
+
     /**
      * Asserts that a key's time to live is what setting it to {@code ttlMs} at a server time no
      * earlier than {@code sinceMs} leaves now: at most {@code ttlMs}, and at least {@code ttlMs}
@@ -98,6 +121,43 @@ final class LuaHarness implements AutoCloseable {
         long elapsed = serverMillis() - sinceMs;
         assertTrue(pttl >= ttlMs - elapsed && pttl <= ttlMs,
                 () -> key + " PTTL " + pttl + ", expected " + ttlMs + " less at most " + elapsed + " ms");
+    }
+
+    /**
+     * Asserts that a key has a time to live of at most {@code ttlMs}: it was neither removed, nor
+     * made persistent, nor given a longer one.
+     */
+    void assertTtlAtMost(String key, long ttlMs) {
+        long pttl = redis.pttl(key);
+        assertTrue(pttl > 0 && pttl <= ttlMs, () -> key + " PTTL " + pttl + ", expected within (0, " + ttlMs + "]");
+    }
+
+    /** Asserts that a zset member's score, a lease or place end, lies in {@code [fromMs, toMs]}. */
+    void assertEndWithin(String zset, String member, long fromMs, long toMs) {
+        Double end = redis.zscore(zset, member);
+        assertTrue(end != null && end >= fromMs && end <= toMs,
+                () -> member + " in " + zset + " ends at " + end + ", expected within [" + fromMs + ", " + toMs + "]");
+    }
+
+    /** What a test does while subscribed, e.g. run a script and check its reply. */
+    @FunctionalInterface
+    interface Action {
+        void run() throws Exception;
+    }
+
+    /**
+     * Runs {@code action} while subscribed to {@code channel}, then asserts that exactly
+     * {@code messages} were published on the channel, in this order, and nothing more.
+     */
+    void assertPublishes(String channel, Action action, String... messages) throws Exception {
+        try (Subscription subscription = subscribe(channel)) {
+            action.run();
+            for (int i = 0; i < messages.length; i++) {
+                int index = i;
+                assertEquals(messages[i], subscription.next(), () -> "message " + index + " on " + channel);
+            }
+            subscription.assertNothingMore(redis);
+        }
     }
 
     /**

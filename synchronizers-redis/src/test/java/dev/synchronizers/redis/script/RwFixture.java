@@ -4,51 +4,33 @@ import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * The keys of one read-write lock, named as {@code LockKeys.readWrite} names them (under a base
  * unique to the test), and hand-made state for the {@code Rw*LuaTest} classes: write holds, read
  * holds and queued writers written with plain commands, so that only the script under test runs.
  */
-final class RwFixture {
+final class RwFixture extends QueueFixture {
 
     final String write;
     final String token;
     final String readers;
     final String rtokens;
-    final String queue;
-    final String places;
     final String rwait;
-    final String wakeups;
-
-    private final LuaHarness lua;
-
-    RwFixture(LuaHarness lua, TestInfo test) {
-        this(lua, LuaHarness.uniqueName(test));
-    }
 
     /** The keys under {@code base}, which is also the write hold's key (the {@code lock} of {@link AcquireLuaContract}). */
     RwFixture(LuaHarness lua, String base) {
-        this.lua = lua;
+        super(lua, base);
         write = base;
         token = write + ":token";
         readers = write + ":readers";
         rtokens = write + ":rtokens";
-        queue = write + ":queue";
-        places = write + ":places";
         rwait = write + ":rwait";
-        wakeups = write + ":wake";
     }
 
     /** Every key, for EXISTS. */
     String[] all() {
         return new String[] {write, token, readers, rtokens, queue, places, rwait};
-    }
-
-    /** A server time no test reaches: now plus {@link LuaHarness#LONG_LEASE_MS}. */
-    long farEnd() {
-        return lua.serverMillis() + LONG_LEASE_MS;
     }
 
     /** A write hold of {@code owner} with {@code token}, living {@code ttlMs}. */
@@ -59,16 +41,21 @@ final class RwFixture {
 
     /** A read hold of {@code owner} whose lease ends at {@code leaseEndMs} (server time); the keys live long. */
     void readHold(String owner, long tokenValue, long leaseEndMs) {
-        lua.redis.zadd(readers, leaseEndMs, owner);
-        lua.redis.hset(rtokens, owner, Long.toString(tokenValue));
-        lua.redis.pexpire(readers, LONG_LEASE_MS);
-        lua.redis.pexpire(rtokens, LONG_LEASE_MS);
+        readHold(owner, tokenValue, leaseEndMs, LONG_LEASE_MS);
     }
 
-    /** Queues a writer at {@code order} whose place ends at {@code placeEndMs} (server time). */
+    /** A read hold of {@code owner} whose lease ends at {@code leaseEndMs} (server time); keys live {@code ttlMs}. */
+    void readHold(String owner, long tokenValue, long leaseEndMs, long ttlMs) {
+        lua.redis.zadd(readers, leaseEndMs, owner);
+        lua.redis.hset(rtokens, owner, Long.toString(tokenValue));
+        lua.redis.pexpire(readers, ttlMs);
+        lua.redis.pexpire(rtokens, ttlMs);
+    }
+
+    /** Queues a writer at {@code order} whose place ends at {@code placeEndMs} (server time); the keys live long. */
+    @Override
     void queued(String owner, long order, long placeEndMs) {
-        lua.redis.zadd(queue, order, owner);
-        lua.redis.zadd(places, placeEndMs, owner);
+        super.queued(owner, order, placeEndMs);
         lua.redis.pexpire(queue, LONG_LEASE_MS);
         lua.redis.pexpire(places, LONG_LEASE_MS);
     }
@@ -79,19 +66,8 @@ final class RwFixture {
         lua.redis.pexpire(rwait, LONG_LEASE_MS);
     }
 
-    List<String> queueOrder() {
-        return lua.redis.zrange(queue, 0, -1);
-    }
-
     List<String> readerNames() {
         return lua.redis.zrange(readers, 0, -1);
-    }
-
-    /** Asserts that a zset member's score, a lease or place end, lies in {@code [fromMs, toMs]}. */
-    void assertEndWithin(String zset, String member, long fromMs, long toMs) {
-        Double end = lua.redis.zscore(zset, member);
-        assertTrue(end != null && end >= fromMs && end <= toMs,
-                () -> member + " in " + zset + " ends at " + end + ", expected within [" + fromMs + ", " + toMs + "]");
     }
 
     /**

@@ -2,17 +2,11 @@ package dev.synchronizers.redis.script;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.synchronizers.redis.script.LuaHarness.Subscription;
-import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.ScoredValue;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code rw-force-unlock.lua} against a real server, on holds and queues written by hand: it
@@ -20,32 +14,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * name or, with none and a reader waiting, every reader; with nothing held it does nothing.
  */
 @Tag("redis")
-class RwForceUnlockLuaTest {
+class RwForceUnlockLuaTest extends LuaTestBase {
 
     private static final long LEASE_MS = 60_000;
 
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
-
     private RwFixture rw;
 
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
     @BeforeEach
-    void names(TestInfo test) {
-        rw = new RwFixture(lua, test);
+    void names() {
+        rw = new RwFixture(lua, base);
     }
 
     private long forceUnlock() throws Exception {
@@ -59,19 +36,16 @@ class RwForceUnlockLuaTest {
     void forceUnlock_writeHold_deletesItAndPublishesNothing() throws Exception {
         rw.writeHold("writer-0", 1001, LEASE_MS);
         lua.redis.set(rw.token, "1001");
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, forceUnlock());
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.write));
         assertEquals("1001", lua.redis.get(rw.token), "the token key is kept: tokens only grow");
     }
 
     @Test
     void forceUnlock_readers_deletesEveryReadHold() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("reader-1", 1001, end);
         rw.readHold("reader-2", 1002, end);
 
@@ -83,7 +57,7 @@ class RwForceUnlockLuaTest {
     @Test
     void forceUnlock_writerWithItsOwnReadHold_deletesBoth() throws Exception {
         rw.writeHold("owner-a", 1001, LEASE_MS);
-        rw.readHold("owner-a", 1002, rw.farEnd());
+        rw.readHold("owner-a", 1002, lua.farEnd());
 
         assertEquals(1L, forceUnlock());
 
@@ -94,65 +68,49 @@ class RwForceUnlockLuaTest {
 
     @Test
     void forceUnlock_writersQueued_wakesTheFirstByNameAndKeepsTheQueueAndRwait() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.writeHold("writer-0", 1001, LEASE_MS);
         rw.queued("writer-1", 1, end);
         rw.queued("writer-2", 2, end);
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, forceUnlock());
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()), "writer-1");
 
-            assertEquals("writer-1", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(List.of("writer-1", "writer-2"), rw.queueOrder());
         assertEquals(List.of(ScoredValue.just(end, "writer-1"), ScoredValue.just(end, "writer-2")),
-                lua.redis.zrangeWithScores(rw.places, 0, -1));
+                rw.placeEnds());
         assertEquals("1", lua.redis.get(rw.rwait), "the readers still wait behind writer-1");
     }
 
     @Test
     void forceUnlock_firstWriterDead_skipsItAndWakesTheFirstLiveOne() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.writeHold("writer-0", 1001, LEASE_MS);
         rw.queued("dead", 1, 0);
         rw.queued("live", 2, end);
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, forceUnlock());
+        // The dead writer is skipped, not woken.
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()), "live");
 
-            assertEquals("live", subscription.next(), "the dead writer is skipped, not woken");
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(List.of("live"), rw.queueOrder(), "and purged");
     }
 
     @Test
     void forceUnlock_readersHeldWriterQueued_wakesTheWriter() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("reader-1", 1001, end);
         rw.queued("writer-1", 1, end);
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, forceUnlock());
-
-            assertEquals("writer-1", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()), "writer-1");
     }
 
     @Test
     void forceUnlock_readerWaitsNoWriter_deletesRwaitAndWakesEveryReader() throws Exception {
         rw.writeHold("writer-0", 1001, LEASE_MS);
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, forceUnlock());
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()), "released");
 
-            assertEquals("released", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
 
@@ -160,26 +118,19 @@ class RwForceUnlockLuaTest {
 
     @Test
     void forceUnlock_nothingHeld_returnsZeroAndPublishesNothing() throws Exception {
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(0L, forceUnlock()));
 
-            assertEquals(0L, forceUnlock());
-
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
 
     @Test
     void forceUnlock_nothingHeldButWaiters_returnsZeroAndLeavesThemAlone() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("writer-1", 1, end);
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(0L, forceUnlock());
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(0L, forceUnlock()));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(List.of("writer-1"), rw.queueOrder());
         assertEquals("1", lua.redis.get(rw.rwait));
     }

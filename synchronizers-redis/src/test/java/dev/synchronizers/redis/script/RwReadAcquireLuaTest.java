@@ -5,15 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.synchronizers.testkit.RedisExtension;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code rw-read-acquire.lua} against a real server: the tests of {@link RwReadAcquireLuaContract}
@@ -24,36 +20,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Tag("redis")
 class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
 
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
-
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
-    @Override
-    LuaHarness lua() {
-        return lua;
-    }
-
-    @Override
-    Script script() {
-        return Script.RW_READ_ACQUIRE;
-    }
-
-    @Override
-    boolean recordsWaitingReader() {
-        return true;
+    RwReadAcquireLuaTest() {
+        super(Script.RW_READ_ACQUIRE, true);
     }
 
     @Override
@@ -65,7 +33,7 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
 
     @Test
     void readAcquire_writerQueued_refusedWithItsPlaceRemainingAndSetsRwait() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("writer-1", 1, end);
         rw.queued("writer-2", 2, end - 1_000);   // a sooner end, but second in line
 
@@ -84,7 +52,7 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
     @Test
     void readAcquire_writerQueuedBehindLiveReaders_newReaderIsStillRefused() throws Exception {
         // A stream of readers cannot starve the writer: readers already in keep their holds, new ones wait.
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("reader-1", 1000, end);
         rw.queued("writer-1", 1, end);
 
@@ -98,7 +66,7 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
     @Test
     void readAcquire_theWriterItselfWithWritersQueued_reads() throws Exception {
         rw.writeHold("owner-a", 1001, WRITE_LEASE_MS);
-        rw.queued("writer-1", 1, rw.farEnd());
+        rw.queued("writer-1", 1, lua.farEnd());
 
         long token = acquired("owner-a", READ_LEASE_MS);
 
@@ -110,7 +78,7 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
 
     @Test
     void readAcquire_refusedAgainWithLongerLease_extendsRwait() throws Exception {
-        rw.queued("writer-1", 1, rw.farEnd());
+        rw.queued("writer-1", 1, lua.farEnd());
         assertEquals(0L, read("owner-a", READ_LEASE_MS).get(0));
 
         long before = lua.serverMillis();
@@ -124,7 +92,7 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
     @Test
     void readAcquire_readerWhoseLeaseRanOut_isPurgedFromReadersAndRtokens() throws Exception {
         rw.readHold("reader-dead", 1000, 1);   // its lease ended long ago
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("reader-live", 1001, end);
 
         long token = acquired("owner-a", READ_LEASE_MS);
@@ -144,7 +112,7 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
 
     @Test
     void readAcquire_deadFirstWriterLiveSecond_waitsForTheLiveOnesPlace() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("writer-dead", 1, 1);
         rw.queued("writer-2", 2, end);
 
@@ -161,7 +129,7 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
     @Test
     void readAcquire_writeHoldAndQueuedWriter_waitsForTheWriteHold() throws Exception {
         rw.writeHold("writer-0", 1001, WRITE_LEASE_MS);
-        rw.queued("writer-1", 1, rw.farEnd());
+        rw.queued("writer-1", 1, lua.farEnd());
 
         List<Object> reply = read("owner-a", READ_LEASE_MS);
 

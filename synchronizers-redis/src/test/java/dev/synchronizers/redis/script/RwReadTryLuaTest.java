@@ -2,15 +2,11 @@ package dev.synchronizers.redis.script;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.ScoredValue;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code rw-read-try.lua} against a real server: the tests of {@link RwReadAcquireLuaContract}
@@ -20,36 +16,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Tag("redis")
 class RwReadTryLuaTest extends RwReadAcquireLuaContract {
 
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
-
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
-    @Override
-    LuaHarness lua() {
-        return lua;
-    }
-
-    @Override
-    Script script() {
-        return Script.RW_READ_TRY;
-    }
-
-    @Override
-    boolean recordsWaitingReader() {
-        return false;
+    RwReadTryLuaTest() {
+        super(Script.RW_READ_TRY, false);
     }
 
     @Override
@@ -59,7 +27,7 @@ class RwReadTryLuaTest extends RwReadAcquireLuaContract {
 
     @Test
     void readTry_writerQueued_bargesAndLeavesTheQueueAlone() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("writer-1", 1, end);
         rw.queued("writer-2", 2, end);
 
@@ -68,14 +36,14 @@ class RwReadTryLuaTest extends RwReadAcquireLuaContract {
         assertEquals(Map.of("owner-a", Long.toString(token)), lua.redis.hgetall(rw.rtokens));
         assertEquals(List.of("writer-1", "writer-2"), rw.queueOrder());
         assertEquals(List.of(ScoredValue.just(end, "writer-1"), ScoredValue.just(end, "writer-2")),
-                lua.redis.zrangeWithScores(rw.places, 0, -1));
+                rw.placeEnds());
         assertEquals(0L, lua.redis.exists(rw.rwait, rw.write));
     }
 
     @Test
     void readTry_writeHoldAndQueuedWriters_refusedWithoutRwait() throws Exception {
         rw.writeHold("writer-0", 1001, WRITE_LEASE_MS);
-        rw.queued("writer-1", 1, rw.farEnd());
+        rw.queued("writer-1", 1, lua.farEnd());
 
         List<Object> reply = read("owner-a", READ_LEASE_MS);
 
@@ -87,7 +55,7 @@ class RwReadTryLuaTest extends RwReadAcquireLuaContract {
     @Test
     void readTry_theWriterItselfWithWritersQueued_reads() throws Exception {
         rw.writeHold("owner-a", 1001, WRITE_LEASE_MS);
-        rw.queued("writer-1", 1, rw.farEnd());
+        rw.queued("writer-1", 1, lua.farEnd());
 
         long token = acquired("owner-a", READ_LEASE_MS);
 

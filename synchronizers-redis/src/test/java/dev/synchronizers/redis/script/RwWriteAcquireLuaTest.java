@@ -1,20 +1,15 @@
 package dev.synchronizers.redis.script;
 
-import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.ScoredValue;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code rw-write-acquire.lua} against a real server: the tests of {@link AcquireLuaContract}, whose
@@ -24,28 +19,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * places that ran out are purged.
  */
 @Tag("redis")
-class RwWriteAcquireLuaTest extends AcquireLuaContract {
-
-    /** The place lease of most attempts: shorter than {@link LuaHarness#LONG_LEASE_MS}. */
-    static final long PLACE_MS = 30_000;
-
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
+class RwWriteAcquireLuaTest extends QueueingAcquireLuaContract {
 
     private RwFixture rw;
 
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
+    RwWriteAcquireLuaTest() {
+        super(Script.RW_WRITE_ACQUIRE);
     }
 
     /** Runs after the contract's {@code names}, on its {@code lock}. */
@@ -55,46 +34,30 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
     }
 
     @Override
-    LuaHarness lua() {
-        return lua;
-    }
-
-    @Override
-    Script script() {
-        return Script.RW_WRITE_ACQUIRE;
-    }
-
-    @Override
-    boolean marksWaiter() {
-        return false;
-    }
-
-    @Override
     String[] keys() {
         return new String[] {rw.write, rw.token, rw.readers, rw.rtokens, rw.queue, rw.places};
     }
 
     @Override
-    String[] args(String owner, long leaseMs) {
-        return new String[] {owner, Long.toString(leaseMs), Long.toString(PLACE_MS)};
+    QueueFixture waiting() {
+        return rw;
     }
 
-    private List<Object> attempt(String owner, long placeMs) throws Exception {
-        return lua.run(script(), keys(), owner, Long.toString(HOLDER_LEASE_MS), Long.toString(placeMs));
+    @Override
+    void heldByAnother() throws Exception {
+        rw.writeHold("writer-0", 1001, HOLDER_LEASE_MS);
     }
 
     /** Tries for an owner that must be queued (the reply's first element is 0); returns the wait. */
     private long queued(String owner, long placeMs) throws Exception {
-        List<Object> reply = attempt(owner, placeMs);
-        assertEquals(0L, reply.get(0), () -> owner + " should be queued, replied " + reply);
-        return (Long) reply.get(1);
+        return (Long) queuedAttempt(owner, placeMs).get(1);
     }
 
     /* --------------- free --------------- */
 
     @Test
     void writeAcquire_freeLockOwnerFirstInQueue_acquiresAndLeavesTheQueue() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("owner-a", 1, end);
         rw.queued("writer-2", 2, end);
 
@@ -102,12 +65,12 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
 
         assertEquals(Map.of("owner-a", Long.toString(token)), lua.redis.hgetall(rw.write));
         assertEquals(List.of("writer-2"), rw.queueOrder());
-        assertEquals(List.of(ScoredValue.just(end, "writer-2")), lua.redis.zrangeWithScores(rw.places, 0, -1));
+        assertEquals(List.of(ScoredValue.just(end, "writer-2")), rw.placeEnds());
     }
 
     @Test
     void writeAcquire_freeLockOwnerOnlyWaiter_acquiresAndTheQueueVanishes() throws Exception {
-        rw.queued("owner-a", 1, rw.farEnd());
+        rw.queued("owner-a", 1, lua.farEnd());
 
         acquired("owner-a", HOLDER_LEASE_MS);
 
@@ -118,7 +81,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
 
     @Test
     void writeAcquire_liveReadersOfOthers_queuedWithTheEarliestLeaseRemaining() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("reader-1", 1000, end);
         rw.readHold("reader-2", 1001, end - 5_000);   // added later, ends sooner
 
@@ -128,7 +91,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
 
         RwFixture.assertWaitUntil(wait, end - 5_000, before, after);
         assertEquals(List.of("owner-a"), rw.queueOrder());
-        rw.assertEndWithin(rw.places, "owner-a", before + PLACE_MS, after + PLACE_MS);
+        lua.assertEndWithin(rw.places, "owner-a", before + PLACE_MS, after + PLACE_MS);
         lua.assertTtlSetSince(rw.queue, PLACE_MS, before);
         lua.assertTtlSetSince(rw.places, PLACE_MS, before);
         assertEquals(0L, lua.redis.exists(rw.write, rw.token), "nothing is acquired, no token issued");
@@ -138,7 +101,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
     @Test
     void writeAcquire_ownReadHoldOnly_acquires() throws Exception {
         // The leftover of a downgrade, or a reader that upgrades with no one else reading.
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("owner-a", 1000, end);
 
         long token = acquired("owner-a", HOLDER_LEASE_MS);
@@ -151,7 +114,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
 
     @Test
     void writeAcquire_ownReadHoldAndAnotherReader_waitsForTheOtherOnly() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("owner-a", 1000, end - 5_000);   // ends first, but is the owner's own
         rw.readHold("reader-b", 1001, end);
 
@@ -177,7 +140,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
 
     @Test
     void writeAcquire_anotherWriterQueuedFirst_queuedBehindItWithItsPlaceRemaining() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("writer-1", 1, end);
 
         long before = lua.serverMillis();
@@ -186,7 +149,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
 
         RwFixture.assertWaitUntil(wait, end, before, after);
         assertEquals(List.of("writer-1", "owner-a"), rw.queueOrder());
-        rw.assertEndWithin(rw.places, "owner-a", before + PLACE_MS, after + PLACE_MS);
+        lua.assertEndWithin(rw.places, "owner-a", before + PLACE_MS, after + PLACE_MS);
         assertEquals(0L, lua.redis.exists(rw.write, rw.token));
     }
 
@@ -200,7 +163,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
 
         assertTrue(wait > 0 && wait <= HOLDER_LEASE_MS, () -> "wait " + wait);
         assertEquals(List.of("owner-a"), rw.queueOrder());
-        rw.assertEndWithin(rw.places, "owner-a", before + PLACE_MS, after + PLACE_MS);
+        lua.assertEndWithin(rw.places, "owner-a", before + PLACE_MS, after + PLACE_MS);
         lua.assertTtlSetSince(rw.queue, PLACE_MS, before);
         lua.assertTtlSetSince(rw.places, PLACE_MS, before);
     }
@@ -217,39 +180,9 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
     }
 
     @Test
-    void writeAcquire_queuedWriterTriesAgain_keepsItsPositionAndRefreshesItsPlace() throws Exception {
-        rw.writeHold("writer-0", 1001, HOLDER_LEASE_MS);
-        queued("owner-a", PLACE_MS);
-        queued("owner-b", PLACE_MS);
-        Double arrival = lua.redis.zscore(rw.queue, "owner-a");
-
-        long before = lua.serverMillis();
-        queued("owner-a", LONG_LEASE_MS);
-        long after = lua.serverMillis();
-
-        assertEquals(List.of("owner-a", "owner-b"), rw.queueOrder());
-        assertEquals(arrival, lua.redis.zscore(rw.queue, "owner-a"), "the arrival order is kept");
-        rw.assertEndWithin(rw.places, "owner-a", before + LONG_LEASE_MS, after + LONG_LEASE_MS);
-        lua.assertTtlSetSince(rw.queue, LONG_LEASE_MS, before);
-        lua.assertTtlSetSince(rw.places, LONG_LEASE_MS, before);
-    }
-
-    @Test
-    void writeAcquire_shorterPlaceLater_doesNotShortenTheKeys() throws Exception {
-        rw.writeHold("writer-0", 1001, HOLDER_LEASE_MS);
-        long before = lua.serverMillis();
-        queued("owner-a", LONG_LEASE_MS);
-
-        queued("owner-b", PLACE_MS);
-
-        lua.assertTtlSetSince(rw.queue, LONG_LEASE_MS, before);
-        lua.assertTtlSetSince(rw.places, LONG_LEASE_MS, before);
-    }
-
-    @Test
     void writeAcquire_deadFirstWriter_isPurgedAndTheNextAcquires() throws Exception {
         rw.queued("writer-dead", 1, 1);
-        rw.queued("owner-a", 2, rw.farEnd());
+        rw.queued("owner-a", 2, lua.farEnd());
 
         acquired("owner-a", HOLDER_LEASE_MS);
 
@@ -259,7 +192,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
     @Test
     void writeAcquire_ownPlaceRanOut_isPurgedAndTheOwnerRequeuesAtTheTail() throws Exception {
         rw.writeHold("writer-0", 1001, HOLDER_LEASE_MS);
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("owner-a", 1, 1);
         rw.queued("writer-2", 2, end);
 
@@ -276,7 +209,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
         long last = 0;
         for (int i = 0; i < 50; i++) {
             List<Object> reply = i % 2 == 0
-                    ? attempt("owner-" + i, PLACE_MS)
+                    ? acquire("owner-" + i, HOLDER_LEASE_MS, PLACE_MS)
                     : lua.run(Script.RW_READ_TRY, readKeys, "owner-" + i, Long.toString(HOLDER_LEASE_MS));
             assertEquals(1L, reply.get(0), () -> "reply " + reply);
             long token = (Long) reply.get(1);
@@ -294,7 +227,7 @@ class RwWriteAcquireLuaTest extends AcquireLuaContract {
     void writeAcquire_lockKeyIsString_createsNoQueue() {
         lua.redis.set(lock, "not a hash");
 
-        lua.failure(script(), keys(), args("owner-a", HOLDER_LEASE_MS));
+        lua.failure(script, keys(), args("owner-a", HOLDER_LEASE_MS));
 
         assertEquals("not a hash", lua.redis.get(lock));
         assertEquals(0L, lua.redis.exists(tokenKey, rw.queue, rw.places), "no token, no place");

@@ -2,18 +2,12 @@ package dev.synchronizers.redis.script;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.synchronizers.redis.script.LuaHarness.Subscription;
-import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.ScoredValue;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code rw-write-leave.lua} against a real server, on write holds and writer queues written by
@@ -22,42 +16,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code 'released'}.
  */
 @Tag("redis")
-class RwWriteLeaveLuaTest {
+class RwWriteLeaveLuaTest extends LuaTestBase {
 
     private static final long LEASE_MS = 60_000;
-
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
 
     private RwFixture rw;
     /** A place end no test reaches. */
     private long end;
 
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
     @BeforeEach
-    void names(TestInfo test) {
-        rw = new RwFixture(lua, test);
-        end = rw.farEnd();
-    }
-
-    /** Queues the writers in the given order, each with a place no test outlives. */
-    private void queued(String... owners) {
-        for (int i = 0; i < owners.length; i++) {
-            rw.queued(owners[i], i + 1, end);
-        }
+    void names() {
+        rw = new RwFixture(lua, base);
+        end = lua.farEnd();
     }
 
     private long leave(String owner) throws Exception {
@@ -69,32 +39,26 @@ class RwWriteLeaveLuaTest {
 
     @Test
     void leave_queuedWriterNotFirst_removesItAndPublishesNothing() throws Exception {
-        queued("writer-1", "owner-a", "writer-3");
+        rw.queued(end, "writer-1", "owner-a", "writer-3");
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, leave("owner-a"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(List.of("writer-1", "writer-3"), rw.queueOrder());
         assertEquals(List.of(ScoredValue.just(end, "writer-1"), ScoredValue.just(end, "writer-3")),
-                lua.redis.zrangeWithScores(rw.places, 0, -1));
+                rw.placeEnds());
         assertEquals("1", lua.redis.get(rw.rwait), "readers still wait behind writer-1");
     }
 
     @Test
     void leave_notQueued_returnsZeroAndChangesNothing() throws Exception {
-        queued("writer-1");
+        rw.queued(end, "writer-1");
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(0L, leave("owner-a"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(0L, leave("owner-a")));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(List.of("writer-1"), rw.queueOrder());
-        assertEquals(List.of(ScoredValue.just(end, "writer-1")), lua.redis.zrangeWithScores(rw.places, 0, -1));
+        assertEquals(List.of(ScoredValue.just(end, "writer-1")), rw.placeEnds());
         assertEquals("1", lua.redis.get(rw.rwait));
     }
 
@@ -109,15 +73,11 @@ class RwWriteLeaveLuaTest {
 
     @Test
     void leave_firstWithoutWriteHold_wakesTheNextWriterByNameAndKeepsRwait() throws Exception {
-        queued("owner-a", "writer-2", "writer-3");
+        rw.queued(end, "owner-a", "writer-2", "writer-3");
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, leave("owner-a"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")), "writer-2");
 
-            assertEquals("writer-2", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.write), "leaving acquires nothing");
         assertEquals(List.of("writer-2", "writer-3"), rw.queueOrder());
         assertEquals("1", lua.redis.get(rw.rwait), "readers still wait behind writer-2");
@@ -125,72 +85,54 @@ class RwWriteLeaveLuaTest {
 
     @Test
     void leave_firstWithoutWriteHoldNextDead_purgesItAndWakesTheNextLiveWriter() throws Exception {
-        queued("owner-a");
+        rw.queued(end, "owner-a");
         rw.queued("writer-dead", 2, 1);
         rw.queued("writer-3", 3, end);
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, leave("owner-a"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")), "writer-3");
 
-            assertEquals("writer-3", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(List.of("writer-3"), rw.queueOrder());
         assertEquals(List.of("writer-3"), lua.redis.zrange(rw.places, 0, -1));
     }
 
     @Test
     void leave_lastWriterReaderWaits_deletesRwaitAndWakesEveryReader() throws Exception {
-        queued("owner-a");
+        rw.queued(end, "owner-a");
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, leave("owner-a"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")), "released");
 
-            assertEquals("released", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
 
     @Test
     void leave_lastLiveWriterReaderWaits_purgesTheDeadAndWakesEveryReader() throws Exception {
-        queued("owner-a");
+        rw.queued(end, "owner-a");
         rw.queued("writer-dead", 2, 1);
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, leave("owner-a"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")), "released");
 
-            assertEquals("released", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
 
     @Test
     void leave_lastWriterNoReaderWaits_publishesNothing() throws Exception {
-        queued("owner-a");
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
+        rw.queued(end, "owner-a");
 
-            assertEquals(1L, leave("owner-a"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
 
     @Test
     void leave_firstWithWriteHold_publishesNothingAndKeepsRwait() throws Exception {
         rw.writeHold("writer-0", 1001, LEASE_MS);
-        queued("owner-a", "writer-2");
+        rw.queued(end, "owner-a", "writer-2");
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, leave("owner-a"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(List.of("writer-2"), rw.queueOrder());
         assertEquals("1", lua.redis.get(rw.rwait), "the readers wait for the write hold");
         assertEquals(Map.of("writer-0", "1001"), lua.redis.hgetall(rw.write), "the hold is not touched");
@@ -199,14 +141,11 @@ class RwWriteLeaveLuaTest {
     @Test
     void leave_lastWriterWithWriteHold_keepsRwaitForTheHoldersRelease() throws Exception {
         rw.writeHold("writer-0", 1001, LEASE_MS);
-        queued("owner-a");
+        rw.queued(end, "owner-a");
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(1L, leave("owner-a"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals("1", lua.redis.get(rw.rwait));
     }
 }

@@ -1,20 +1,13 @@
 package dev.synchronizers.redis.script;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.synchronizers.redis.script.LuaHarness.Subscription;
-import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.ScoredValue;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code rw-write-release.lua} against a real server, on holds, readers and queues written by
@@ -22,32 +15,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * reader waits) every reader with {@code 'released'}, else nobody.
  */
 @Tag("redis")
-class RwWriteReleaseLuaTest {
+class RwWriteReleaseLuaTest extends LuaTestBase {
 
     private static final long LEASE_MS = 60_000;
 
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
-
     private RwFixture rw;
 
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
     @BeforeEach
-    void names(TestInfo test) {
-        rw = new RwFixture(lua, test);
+    void names() {
+        rw = new RwFixture(lua, base);
     }
 
     private List<Object> release(String owner, String token) throws Exception {
@@ -57,8 +33,7 @@ class RwWriteReleaseLuaTest {
 
     private void assertHoldKept(String owner, String token) {
         assertEquals(Map.of(owner, token), lua.redis.hgetall(rw.write));
-        long pttl = lua.redis.pttl(rw.write);
-        assertTrue(pttl > 0 && pttl <= LEASE_MS, () -> "write PTTL " + pttl);
+        lua.assertTtlAtMost(rw.write, LEASE_MS);
     }
 
     /* --------------- who may release --------------- */
@@ -66,30 +41,24 @@ class RwWriteReleaseLuaTest {
     @Test
     void release_rightOwnerAndToken_deletesTheHoldAndPublishesNothing() throws Exception {
         rw.writeHold("owner-a", 1001, LEASE_MS);
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(List.of(1L, ""), release("owner-a", "1001"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(List.of(1L, ""), release("owner-a", "1001")));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.all()), "nothing is left or created");
     }
 
     @Test
     void release_wrongToken_returnsZeroAndChangesNothing() throws Exception {
         rw.writeHold("owner-a", 1002, LEASE_MS);
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("writer-1", 1, end);
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(List.of(0L, ""), release("owner-a", "1001"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(List.of(0L, ""), release("owner-a", "1001")));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertHoldKept("owner-a", "1002");
         assertEquals(List.of("writer-1"), rw.queueOrder());
-        assertEquals(List.of(ScoredValue.just(end, "writer-1")), lua.redis.zrangeWithScores(rw.places, 0, -1));
+        assertEquals(List.of(ScoredValue.just(end, "writer-1")), rw.placeEnds());
         assertEquals("1", lua.redis.get(rw.rwait));
     }
 
@@ -97,12 +66,9 @@ class RwWriteReleaseLuaTest {
     void release_wrongOwner_returnsZeroAndChangesNothing() throws Exception {
         rw.writeHold("owner-a", 1001, LEASE_MS);
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(List.of(0L, ""), release("owner-b", "1001"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(List.of(0L, ""), release("owner-b", "1001")));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertHoldKept("owner-a", "1001");
         assertEquals("1", lua.redis.get(rw.rwait));
     }
@@ -119,17 +85,14 @@ class RwWriteReleaseLuaTest {
     @Test
     void release_writersQueued_wakesTheFirstByNameAndKeepsTheQueue() throws Exception {
         rw.writeHold("owner-a", 1001, LEASE_MS);
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("writer-1", 1, end);
         rw.queued("writer-2", 2, end);
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(List.of(1L, "writer-1"), release("owner-a", "1001"));
+        lua.assertPublishes(rw.wakeups,
+                () -> assertEquals(List.of(1L, "writer-1"), release("owner-a", "1001")), "writer-1");
 
-            assertEquals("writer-1", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.write));
         assertEquals(List.of("writer-1", "writer-2"), rw.queueOrder(),
                 "the woken writer keeps its place until it acquires");
@@ -140,15 +103,12 @@ class RwWriteReleaseLuaTest {
     void release_deadFirstWriter_isPurgedAndTheNextLiveOneIsWoken() throws Exception {
         rw.writeHold("owner-a", 1001, LEASE_MS);
         rw.queued("writer-dead", 1, 1);
-        rw.queued("writer-2", 2, rw.farEnd());
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
+        rw.queued("writer-2", 2, lua.farEnd());
 
-            assertEquals(List.of(1L, "writer-2"), release("owner-a", "1001"));
+        // Had the dead writer been published, its message would come first.
+        lua.assertPublishes(rw.wakeups,
+                () -> assertEquals(List.of(1L, "writer-2"), release("owner-a", "1001")), "writer-2");
 
-            // Had the dead writer been published, its message would come first.
-            assertEquals("writer-2", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(List.of("writer-2"), rw.queueOrder());
         assertEquals(List.of("writer-2"), lua.redis.zrange(rw.places, 0, -1));
     }
@@ -157,13 +117,10 @@ class RwWriteReleaseLuaTest {
     void release_readerWaitsNoWriter_deletesRwaitAndWakesEveryReader() throws Exception {
         rw.writeHold("owner-a", 1001, LEASE_MS);
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(List.of(1L, "released"), release("owner-a", "1001"));
+        lua.assertPublishes(rw.wakeups,
+                () -> assertEquals(List.of(1L, "released"), release("owner-a", "1001")), "released");
 
-            assertEquals("released", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.write, rw.rwait));
     }
 
@@ -172,13 +129,10 @@ class RwWriteReleaseLuaTest {
         rw.writeHold("owner-a", 1001, LEASE_MS);
         rw.queued("writer-dead", 1, 1);
         rw.readerWaits();
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(List.of(1L, "released"), release("owner-a", "1001"));
+        lua.assertPublishes(rw.wakeups,
+                () -> assertEquals(List.of(1L, "released"), release("owner-a", "1001")), "released");
 
-            assertEquals("released", subscription.next());
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
 
@@ -186,14 +140,11 @@ class RwWriteReleaseLuaTest {
     void release_withOwnReadHold_keepsTheReadHold() throws Exception {
         // A downgrade: the writer took a read hold, then releases the write hold.
         rw.writeHold("owner-a", 1001, LEASE_MS);
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("owner-a", 1002, end);
-        try (Subscription subscription = lua.subscribe(rw.wakeups)) {
 
-            assertEquals(List.of(1L, ""), release("owner-a", "1001"));
+        lua.assertPublishes(rw.wakeups, () -> assertEquals(List.of(1L, ""), release("owner-a", "1001")));
 
-            subscription.assertNothingMore(lua.redis);
-        }
         assertEquals(0L, lua.redis.exists(rw.write));
         assertEquals(List.of(ScoredValue.just(end, "owner-a")), lua.redis.zrangeWithScores(rw.readers, 0, -1));
         assertEquals(Map.of("owner-a", "1002"), lua.redis.hgetall(rw.rtokens));
@@ -202,7 +153,7 @@ class RwWriteReleaseLuaTest {
     @Test
     void release_readTokenInsteadOfWriteToken_isRefused() throws Exception {
         rw.writeHold("owner-a", 1001, LEASE_MS);
-        rw.readHold("owner-a", 1002, rw.farEnd());
+        rw.readHold("owner-a", 1002, lua.farEnd());
 
         assertEquals(List.of(0L, ""), release("owner-a", "1002"));
 

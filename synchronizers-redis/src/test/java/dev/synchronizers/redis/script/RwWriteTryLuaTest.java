@@ -2,16 +2,12 @@ package dev.synchronizers.redis.script;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.ScoredValue;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code rw-write-try.lua} against a real server: the tests of {@link AcquireLuaContract} (its lock
@@ -22,44 +18,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Tag("redis")
 class RwWriteTryLuaTest extends AcquireLuaContract {
 
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
-
     private RwFixture rw;
 
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
+    RwWriteTryLuaTest() {
+        super(Script.RW_WRITE_TRY, false);
     }
 
     /** Runs after the contract's {@code names}, on its {@code lock}. */
     @BeforeEach
     void rwKeys() {
         rw = new RwFixture(lua, lock);
-    }
-
-    @Override
-    LuaHarness lua() {
-        return lua;
-    }
-
-    @Override
-    Script script() {
-        return Script.RW_WRITE_TRY;
-    }
-
-    @Override
-    boolean marksWaiter() {
-        return false;
     }
 
     @Override
@@ -71,7 +39,7 @@ class RwWriteTryLuaTest extends AcquireLuaContract {
 
     @Test
     void writeTry_writersQueued_bargesAndLeavesTheQueueAlone() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.queued("writer-1", 1, end);
         rw.queued("writer-2", 2, end);
 
@@ -80,14 +48,14 @@ class RwWriteTryLuaTest extends AcquireLuaContract {
         assertEquals(Map.of("owner-a", Long.toString(token)), lua.redis.hgetall(rw.write));
         assertEquals(List.of("writer-1", "writer-2"), rw.queueOrder());
         assertEquals(List.of(ScoredValue.just(end, "writer-1"), ScoredValue.just(end, "writer-2")),
-                lua.redis.zrangeWithScores(rw.places, 0, -1));
+                rw.placeEnds());
     }
 
     /* --------------- readers --------------- */
 
     @Test
     void writeTry_liveReadersOfOthers_refusedWithTheEarliestLeaseRemaining() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("reader-1", 1000, end);
         rw.readHold("reader-2", 1001, end - 5_000);
 
@@ -114,7 +82,7 @@ class RwWriteTryLuaTest extends AcquireLuaContract {
 
     @Test
     void writeTry_ownReadHold_acquiresAndKeepsIt() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("owner-a", 1000, end);
 
         long token = acquired("owner-a", HOLDER_LEASE_MS);
@@ -125,7 +93,7 @@ class RwWriteTryLuaTest extends AcquireLuaContract {
 
     @Test
     void writeTry_ownReadHoldAndAnotherReader_refusedWithTheOthersLease() throws Exception {
-        long end = rw.farEnd();
+        long end = lua.farEnd();
         rw.readHold("owner-a", 1000, end - 5_000);
         rw.readHold("reader-b", 1001, end);
 

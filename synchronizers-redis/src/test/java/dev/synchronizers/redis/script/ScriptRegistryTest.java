@@ -5,51 +5,29 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** {@link ScriptRegistry} against a real server: SHA1s, the EVAL fallback and the arity check. */
 @Tag("redis")
-class ScriptRegistryTest {
-
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
+class ScriptRegistryTest extends LuaTestBase {
 
     private String lock;
     private String tokenKey;
 
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
     @BeforeEach
-    void names(TestInfo test) {
-        lock = LuaHarness.uniqueName(test);
+    void names() {
+        lock = base;
         tokenKey = lock + ":token";
     }
 

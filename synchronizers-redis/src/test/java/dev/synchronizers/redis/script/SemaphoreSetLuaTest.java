@@ -2,41 +2,19 @@ package dev.synchronizers.redis.script;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.synchronizers.testkit.RedisExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code semaphore-set.lua} against a real server: the total is set once and persists. */
 @Tag("redis")
-class SemaphoreSetLuaTest {
-
-    @RegisterExtension
-    static final RedisExtension redis = new RedisExtension();
-
-    private static LuaHarness lua;
+class SemaphoreSetLuaTest extends LuaTestBase {
 
     private String total;
 
-    @BeforeAll
-    static void connect() {
-        lua = LuaHarness.connect(redis.server().uri());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        if (lua != null) {
-            lua.close();
-        }
-    }
-
     @BeforeEach
-    void names(TestInfo test) {
-        total = LuaHarness.uniqueName(test) + ":total";
+    void names() {
+        total = base + ":total";
     }
 
     private long set(long permits) throws Exception {
