@@ -46,6 +46,15 @@ final class Acquirer {
             return false;
         }
 
+        /**
+         * Tells whether a failed first try already registered the waiter in Redis (a queue place,
+         * a waiting mark), so that a release after it wakes this waiter: then, if the channel was
+         * live before that try, the waiter may sleep without a second try after subscribing.
+         */
+        default boolean firstTryRegisters() {
+            return false;
+        }
+
         /** Called once the waiter is subscribed and about to wait, e.g. to keep its queue place leased. */
         default void waiting(WakeupDispatcher.Subscription subscription) {
         }
@@ -98,8 +107,9 @@ final class Acquirer {
         long start = System.nanoTime();
         // Barge once, unless local waiters queue: they would only find the lock taken by a
         // neighbour and sleep again, costing Redis an attempt for nothing.
+        Attempt first = null;
         if (timeoutNanos <= 0 || gate == null || !gate.hasQueuedThreads() && gate.availablePermits() > 0) {
-            Attempt first = step.attempt(false);
+            first = step.attempt(false);
             if (first.acquired() || timeoutNanos <= 0) {
                 step.done(first.acquired());
                 return first;
@@ -111,7 +121,7 @@ final class Acquirer {
                 return new Attempt(false, -1, -1, start);
             }
             try {
-                Attempt attempt = waitInRedis(step, owner, start, timeoutNanos, interruptible);
+                Attempt attempt = waitInRedis(step, owner, first, start, timeoutNanos, interruptible);
                 acquired = attempt.acquired();
                 return attempt;
             } finally {
@@ -124,21 +134,36 @@ final class Acquirer {
         }
     }
 
-    private Attempt waitInRedis(Step step, String owner, long start, long timeoutNanos, boolean interruptible)
-            throws InterruptedException {
+    private Attempt waitInRedis(Step step, String owner, Attempt first, long start, long timeoutNanos,
+            boolean interruptible) throws InterruptedException {
         boolean interrupted = false;
         checkOpen.run();
-        try (WakeupDispatcher.Subscription subscription = wakeups.subscribe(channel, owner)) {
+        boolean registered = first != null && step.firstTryRegisters();
+        try (WakeupDispatcher.Subscription subscription = registered
+                ? wakeups.subscribe(channel, owner, first.sentNanos())
+                : wakeups.subscribe(channel, owner)) {
             if (gate != null) {
                 head = subscription;
             }
             step.waiting(subscription);
+            // Subscribe, then check: unless the first try registered this waiter while the channel
+            // was live already, so that every wake-up since has reached it (or woken it at once).
+            Attempt attempt = registered && subscription.liveSinceFirstTry() ? first : null;
             while (true) {
                 if (Thread.interrupted()) {
                     if (interruptible) {
                         throw new InterruptedException();
                     }
                     interrupted = true;
+                }
+                if (attempt != null) {
+                    long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
+                    if (remaining <= 0) {
+                        return attempt;
+                    }
+                    subscription.await(Math.min(remaining, sleepFor(attempt)));
+                    attempt = null;
+                    continue;
                 }
                 // Forget wake-ups before the check, so any release after it wakes the sleep below.
                 subscription.reset();
@@ -153,20 +178,10 @@ final class Acquirer {
                     subscription.await(Math.min(remaining, recheckNanos));
                     continue;
                 }
-                Attempt attempt = step.attempt(true);
+                attempt = step.attempt(true);
                 if (attempt.acquired()) {
                     return attempt;
                 }
-                long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
-                if (remaining <= 0) {
-                    return attempt;
-                }
-                // A lease with under a millisecond left is one millisecond; no lease at all (a key
-                // someone else wrote) is re-checked after the client's lease.
-                long changeNanos = attempt.holderTtlMillis() >= 0
-                        ? TimeUnit.MILLISECONDS.toNanos(Math.max(1, attempt.holderTtlMillis()))
-                        : recheckNanos;
-                subscription.await(Math.min(remaining, changeNanos));
             }
         } finally {
             if (gate != null) {
@@ -176,6 +191,17 @@ final class Acquirer {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * How long a failed attempt allows to sleep: until the lock can change hands without a
+     * wake-up. A lease with under a millisecond left is one millisecond; no lease at all (a key
+     * someone else wrote) is re-checked after the client's lease.
+     */
+    private long sleepFor(Attempt attempt) {
+        return attempt.holderTtlMillis() >= 0
+                ? TimeUnit.MILLISECONDS.toNanos(Math.max(1, attempt.holderTtlMillis()))
+                : recheckNanos;
     }
 
     /** Wakes the local waiter that talks to Redis, if any: a local release need not wait for Pub/Sub. */

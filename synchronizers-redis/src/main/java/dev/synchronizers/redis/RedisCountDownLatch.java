@@ -86,9 +86,19 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
         String waiter = machinery.currentOwner();
         // "Acquired" is "the count is zero"; a count above zero has no lease to wait for, so the
         // waiter sleeps until the release message, a reconnect, or the re-check interval.
-        return acquirer.acquire(subscribed -> {
-            long sent = System.nanoTime();
-            return getCount() == 0 ? new Attempt(true, -1, 0, sent) : new Attempt(false, -1, -1, sent);
+        return acquirer.acquire(new Acquirer.Step() {
+            @Override
+            public Attempt attempt(boolean subscribed) {
+                long sent = System.nanoTime();
+                return getCount() == 0 ? new Attempt(true, -1, 0, sent) : new Attempt(false, -1, -1, sent);
+            }
+
+            @Override
+            public boolean firstTryRegisters() {
+                // Reaching zero always publishes: a count read while the channel was live is as
+                // good as one read after subscribing.
+                return true;
+            }
         }, waiter, timeoutNanos, true).acquired();
     }
 

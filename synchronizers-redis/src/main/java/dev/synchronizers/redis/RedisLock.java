@@ -251,6 +251,13 @@ final class RedisLock implements DistributedLock {
         }
 
         @Override
+        public boolean firstTryRegisters() {
+            // The fair, read and write tries record the waiter in Redis (queue place, waiting mark);
+            // the non-fair first try leaves no trace on purpose.
+            return firstTry == policy.subscribedTry;
+        }
+
+        @Override
         public boolean heldLocally() {
             for (Hold held : holds.values()) {
                 if (held.lease.endedBecause() == null) {

@@ -149,6 +149,11 @@ final class RedisSemaphore implements DistributedSemaphore {
             }
 
             @Override
+            public boolean firstTryRegisters() {
+                return true;
+            }
+
+            @Override
             public void waiting(WakeupDispatcher.Subscription subscription) {
                 place.waiting(subscription);
             }

@@ -106,7 +106,7 @@ public final class RedisSynchronizers implements Synchronizers {
         }
         this.closed = new AtomicBoolean();
         this.machinery = new Machinery(clientId, builder.keyPrefix, connection.async(), scripts, watchdog,
-                new WakeupDispatcher(pubSub, builder.commandTimeout), new LostHoldListeners(registrations),
+                new WakeupDispatcher(pubSub, builder.commandTimeout, clientId + ":"), new LostHoldListeners(registrations),
                 leaseMillis, builder.commandTimeout, closed);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
         this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.NONFAIR, machinery));

@@ -30,6 +30,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * subscription and unparks its thread, so it is remembered however the thread is busy when it
  * arrives: a bare unpark permit would be used up by any other park, such as the wait for a reply.
  *
+ * <p>A waiter whose first try already registered it in Redis (a queue place, a waiting mark) may
+ * skip the usual second try after subscribing, if the channel was live before that first try was
+ * sent: every wake-up published after the try then reached this dispatcher. To that end a message
+ * is remembered, with its arrival time, before it is delivered, so that a waiter registering just
+ * after it arrived still finds it ({@link #subscribe(String, String, long)}).
+ *
  * <p>After the connection is re-established (a Redis restart, a network blip, a failover) every
  * waiter of every channel is woken, because messages published while it was down are lost; the
  * client re-subscribes the channels itself. Waiters must in any case bound every sleep (by the
@@ -44,6 +50,8 @@ public final class WakeupDispatcher implements AutoCloseable {
 
     private final StatefulRedisPubSubConnection<String, String> connection;
     private final Duration timeout;
+    /** Owner strings of this client start with it: only their named wake-ups are remembered. */
+    private final String ownerPrefix;
     /** channel -> its local waiters; a channel is in the map exactly while it has waiters. */
     private final Map<String, Channel> channels = new ConcurrentHashMap<>();
     /** Orders subscribe and unsubscribe per client, so that counts and commands agree. */
@@ -60,10 +68,13 @@ public final class WakeupDispatcher implements AutoCloseable {
      *
      * @param connection the client's Pub/Sub connection, used only by this dispatcher
      * @param timeout how long to wait for a subscription to be confirmed
+     * @param ownerPrefix the prefix of this client's owner strings
      */
-    public WakeupDispatcher(StatefulRedisPubSubConnection<String, String> connection, Duration timeout) {
+    public WakeupDispatcher(StatefulRedisPubSubConnection<String, String> connection, Duration timeout,
+            String ownerPrefix) {
         this.connection = connection;
         this.timeout = timeout;
+        this.ownerPrefix = ownerPrefix;
         connection.addListener(new RedisPubSubAdapter<String, String>() {
             @Override
             public void message(String channel, String message) {
@@ -73,6 +84,8 @@ public final class WakeupDispatcher implements AutoCloseable {
         connection.addListener(new RedisConnectionStateListener() {
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                // Messages of the outage are lost: no channel counts as live from before it.
+                channels.values().forEach(state -> state.liveSinceNanos = Long.MAX_VALUE);
                 wakeAll();
                 for (String channel : unsubscribeOnReconnect) {
                     unsubscribeUnlessNeeded(channel);
@@ -92,14 +105,34 @@ public final class WakeupDispatcher implements AutoCloseable {
      *     confirmed within the timeout; the thread is then not subscribed
      */
     public Subscription subscribe(String channel, String owner) {
+        return subscribe(channel, owner, Long.MAX_VALUE);
+    }
+
+    /**
+     * Subscribes as {@link #subscribe(String, String)} does, and tells the subscription whether
+     * the channel was live at {@code sinceNanos}, and whether a wake-up for this waiter arrived
+     * since then, before the subscription existed (it then starts woken).
+     *
+     * @param channel the channel to wait on
+     * @param owner the waiter's owner string
+     * @param sinceNanos {@link System#nanoTime()} when the waiter's first try was sent
+     * @return the subscription
+     */
+    public Subscription subscribe(String channel, String owner, long sinceNanos) {
         Subscription subscription = new Subscription(channel, owner, Thread.currentThread());
         CompletableFuture<Void> confirmed;
+        Channel state;
         membership.lock();
         try {
-            Channel state = channels.computeIfAbsent(channel, c -> new Channel());
-            // A lingering subscription is reused; a failed one is tried again.
-            if (state.confirmed == null || state.waiters.isEmpty() && state.confirmed.isCompletedExceptionally()) {
+            state = channels.computeIfAbsent(channel, c -> new Channel());
+            // A lingering subscription is reused; a failed one, or one from before a reconnect, is
+            // made again.
+            if (state.confirmed == null || state.waiters.isEmpty()
+                    && (state.confirmed.isCompletedExceptionally() || state.liveSinceNanos == Long.MAX_VALUE)) {
+                Channel subscribed = state;
+                state.liveSinceNanos = Long.MAX_VALUE;
                 state.confirmed = connection.async().subscribe(channel).toCompletableFuture();
+                state.confirmed.thenRun(() -> subscribed.liveSinceNanos = System.nanoTime());
             }
             state.idle = false;
             state.waiters.add(subscription);
@@ -112,6 +145,13 @@ public final class WakeupDispatcher implements AutoCloseable {
         } catch (RuntimeException e) {
             subscription.close();
             throw e;
+        }
+        // Registered first, then the records read: a wake-up either finds the subscription or was
+        // recorded before this reading (wake() records before it delivers).
+        subscription.liveSinceFirstTry = state.liveSinceNanos <= sinceNanos;
+        Long named = state.unclaimed.get(owner);
+        if (state.everyoneNanos >= sinceNanos || named != null && named >= sinceNanos) {
+            subscription.wake();
         }
         return subscription;
     }
@@ -135,6 +175,10 @@ public final class WakeupDispatcher implements AutoCloseable {
         try {
             for (Map.Entry<String, Channel> entry : channels.entrySet()) {
                 Channel state = entry.getValue();
+                // Records older than a sweep period cannot matter: a first try is followed by its
+                // subscription within the command timeout, far shorter than a period.
+                state.unclaimed.values().removeIf(arrived -> state.sweptNanos - arrived > 0);
+                state.sweptNanos = System.nanoTime();
                 if (!state.waiters.isEmpty()) {
                     continue;
                 }
@@ -167,6 +211,12 @@ public final class WakeupDispatcher implements AutoCloseable {
         Channel state = channels.get(channel);
         if (state == null) {
             return;
+        }
+        long now = System.nanoTime();
+        if (EVERYONE.equals(message)) {
+            state.everyoneNanos = now;
+        } else if (message.startsWith(ownerPrefix)) {
+            state.unclaimed.put(message, now);
         }
         for (Subscription waiter : state.waiters) {
             if (EVERYONE.equals(message) || waiter.owner.equals(message)) {
@@ -227,11 +277,23 @@ public final class WakeupDispatcher implements AutoCloseable {
         private final Thread waiter;
         private volatile boolean woken;
         private boolean closed;
+        private boolean liveSinceFirstTry;
 
         private Subscription(String channel, String owner, Thread waiter) {
             this.channel = channel;
             this.owner = owner;
             this.waiter = waiter;
+        }
+
+        /**
+         * Tells whether the channel was live when the waiter's first try was sent (see
+         * {@link #subscribe(String, String, long)}): every wake-up since then has reached this
+         * subscription or woken it already.
+         *
+         * @return true if no wake-up since the first try can have been missed
+         */
+        public boolean liveSinceFirstTry() {
+            return liveSinceFirstTry;
         }
 
         /** Forgets earlier wake-ups; call it before each check of the state in Redis. */
@@ -277,5 +339,13 @@ public final class WakeupDispatcher implements AutoCloseable {
         CompletableFuture<Void> confirmed;
         /** Found without waiters by the last sweep; guarded by the membership lock. */
         boolean idle;
+        /** When the subscription was confirmed; Long.MAX_VALUE while it is not, or after a reconnect. */
+        volatile long liveSinceNanos = Long.MAX_VALUE;
+        /** When the last wake-up for everyone arrived. */
+        volatile long everyoneNanos = Long.MIN_VALUE;
+        /** This client's owners named by a wake-up, with its arrival: recorded before delivery. */
+        final Map<String, Long> unclaimed = new ConcurrentHashMap<>();
+        /** When the last sweep ran; guarded by the membership lock. */
+        long sweptNanos = System.nanoTime();
     }
 }
