@@ -78,16 +78,20 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
     @TearDown(Level.Trial)
     public void stop() throws InterruptedException {
         running = false;
-        if (awaiter != null) {
-            awaiter.interrupt();
-            awaiter.join(TimeUnit.SECONDS.toMillis(STEP_TIMEOUT_SECONDS));
-        }
-        for (BenchLatch client : new BenchLatch[] {awaiting, counting}) {
-            if (client != null) {
-                client.close();
+        try {
+            if (awaiter != null) {
+                awaiter.interrupt();
+                awaiter.join(TimeUnit.SECONDS.toMillis(STEP_TIMEOUT_SECONDS));
             }
+            for (BenchLatch client : new BenchLatch[] {awaiting, counting}) {
+                if (client != null) {
+                    client.close();
+                }
+            }
+        } finally {
+            // Whatever failed above, the server this trial started must not outlive it.
+            stopRedis();
         }
-        stopRedis();
     }
 
     /** Client A's thread: one {@code await()} per {@code go}, one {@code returned} per return. */
