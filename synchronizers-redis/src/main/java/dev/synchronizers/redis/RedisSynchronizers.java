@@ -211,6 +211,10 @@ public final class RedisSynchronizers implements Synchronizers {
         return machinery.wakeups.subscribedChannels();
     }
 
+    int pendingRetries() {
+        return machinery.watchdog.pendingRetries();
+    }
+
     /** Runs one watchdog tick now, for tests. */
     void renewNow() {
         machinery.watchdog.tick();

@@ -18,6 +18,11 @@ public final class RedisInternals {
         return ((RedisSynchronizers) synchronizers).subscribedChannels();
     }
 
+    /** Releases the client's watchdog still retries because Redis could not be reached. */
+    public static int pendingRetries(Synchronizers synchronizers) {
+        return ((RedisSynchronizers) synchronizers).pendingRetries();
+    }
+
     /** Runs one watchdog tick of the client now. */
     public static void renewNow(Synchronizers synchronizers) {
         ((RedisSynchronizers) synchronizers).renewNow();
