@@ -6,80 +6,129 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * The lock implementations that the benchmarks compare. {@link #open} creates one independent
- * client (its own connections) and returns its handle on one lock name; a benchmark that wants
- * several clients calls it several times.
+ * The lock implementations that the benchmarks compare. {@link #open(String, String)} creates one
+ * independent client (its own connections) and returns its handle on one lock name; a benchmark
+ * that wants several clients calls it several times. {@link #open(String, List, Duration)} creates
+ * one client and returns its handles on many names, for the benchmarks in which one client serves
+ * many locks.
  */
 public enum LockImpl {
 
     /** Our non-fair lock: {@code RedisSynchronizers.lock(name)}. */
     SYNCHRONIZERS {
         @Override
-        public BenchLock open(String uri, String name) {
-            RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).build();
-            return new LockHandle(client.lock(name), client::close);
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).lease(lease).build();
+            return handles(names, client::lock, client::close);
         }
     },
 
     /** Our fair lock: {@code RedisSynchronizers.fairLock(name)}. */
     SYNCHRONIZERS_FAIR {
         @Override
-        public BenchLock open(String uri, String name) {
-            RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).build();
-            return new LockHandle(client.fairLock(name), client::close);
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).lease(lease).build();
+            return handles(names, client::fairLock, client::close);
         }
     },
 
-    /** Redisson's {@code RLock} from {@code getLock(name)}, with Redisson's default settings. */
+    /**
+     * Redisson's {@code RLock} from {@code getLock(name)}, with Redisson's default settings apart
+     * from the lease ({@code lockWatchdogTimeout}, by default Redisson's own 30 s).
+     */
     REDISSON {
         @Override
-        public BenchLock open(String uri, String name) {
-            RedissonClient client = redisson(uri);
-            return new LockHandle(client.getLock(name), client::shutdown);
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            RedissonClient client = redisson(uri, lease);
+            return handles(names, client::getLock, client::shutdown);
         }
     },
 
-    /** Redisson's fair {@code RLock} from {@code getFairLock(name)}, with Redisson's default settings. */
+    /**
+     * Redisson's fair {@code RLock} from {@code getFairLock(name)}, with Redisson's default
+     * settings apart from the lease, as {@link #REDISSON}.
+     */
     REDISSON_FAIR {
         @Override
-        public BenchLock open(String uri, String name) {
-            RedissonClient client = redisson(uri);
-            return new LockHandle(client.getFairLock(name), client::shutdown);
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            RedissonClient client = redisson(uri, lease);
+            return handles(names, client::getFairLock, client::shutdown);
         }
     },
 
     /** The raw-Redis floor; see {@link FloorLock}. */
     FLOOR {
         @Override
-        public BenchLock open(String uri, String name) {
-            return new FloorLock(uri, "floor:" + name);
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            FloorClient client = new FloorClient(uri, lease);
+            return names.stream().<BenchLock>map(name -> new FloorLock(client, "floor:" + name)).toList();
         }
     };
 
     /**
-     * Creates one client of the Redis server at {@code uri} and returns its handle on the lock
-     * {@code name}.
+     * The lease of a hold without a lease time, the same by default for every implementation: ours
+     * ({@code RedisSynchronizers.Builder.lease}), Redisson's ({@code lockWatchdogTimeout}) and the
+     * floor's {@code PX}; the watchdogs renew it every third.
+     */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+
+    /**
+     * Creates one client of the Redis server at {@code uri}, with the implementations' default
+     * lease, and returns its handle on the lock {@code name}.
      *
      * @param uri a Redis URI such as {@code "redis://127.0.0.1:6379"}
      * @param name the lock name, the same for every client of one benchmark
      * @return the handle; closing it closes the client
      */
-    public abstract BenchLock open(String uri, String name);
+    public BenchLock open(String uri, String name) {
+        return open(uri, List.of(name), DEFAULT_LEASE).get(0);
+    }
+
+    /**
+     * Creates one client of the Redis server at {@code uri} and returns its handles on the locks
+     * {@code names}, in that order. They all share the client: closing any of them closes it.
+     *
+     * @param uri a Redis URI such as {@code "redis://127.0.0.1:6379"}
+     * @param names the lock names
+     * @param lease the lease of a hold (see {@link #DEFAULT_LEASE}); the floor has no watchdog and
+     *     uses it as its fixed lease
+     * @return one handle per name
+     */
+    public abstract List<BenchLock> open(String uri, List<String> names, Duration lease);
 
     /** A Redisson client of the server at {@code uri}, with Redisson's default settings; every facade uses it. */
     static RedissonClient redisson(String uri) {
+        return Redisson.create(redissonConfig(uri));
+    }
+
+    /** A Redisson client with Redisson's default settings except the lock watchdog's lease. */
+    static RedissonClient redisson(String uri, Duration lease) {
+        Config config = redissonConfig(uri);
+        config.setLockWatchdogTimeout(lease.toMillis());
+        return Redisson.create(config);
+    }
+
+    static Config redissonConfig(String uri) {
         Config config = new Config();
         config.useSingleServer().setAddress(uri);
-        return Redisson.create(config);
+        return config;
+    }
+
+    /** One client library's handles on {@code names}, each closing the client with {@code closer}. */
+    private static List<BenchLock> handles(List<String> names, Function<String, ? extends Lock> lock, Runnable closer) {
+        return names.stream().<BenchLock>map(name -> new LockHandle(lock.apply(name), closer)).toList();
     }
 
     /** A {@link Lock} of a client library, and how to close that client. */
@@ -110,10 +159,10 @@ public enum LockImpl {
 
     /**
      * The textbook lock, as a lower bound on what a Redis lock costs: {@code SET key token NX PX
-     * 30000} to acquire and a compare-and-delete script to release, over one plain Lettuce
-     * connection that the client's threads share. It has no reentrancy (a holder that locks again
-     * waits for its own lease to expire), no watchdog (a hold longer than 30 s is lost) and no
-     * fairness.
+     * lease} (30000 by default) to acquire and a compare-and-delete script to release, over one plain Lettuce
+     * connection that the client's threads share (see {@link FloorClient}). It has no reentrancy (a
+     * holder that locks again waits for its own lease to expire), no watchdog (a hold longer than
+     * the lease is lost) and no fairness.
      *
      * <p>A waiter polls: it retries {@code SET NX} after parking about 100 µs. Polling is the
      * floor's nature, not a shortcut of this benchmark: without server-side queueing or
@@ -121,45 +170,60 @@ public enum LockImpl {
      * failed {@code SET}s per hand-off, which the benchmarks' commands-per-operation line shows.
      */
     static final class FloorLock implements BenchLock {
-        private static final long LEASE_MILLIS = 30_000;
-        private static final long RETRY_NANOS = 100_000;
-        private static final String RELEASE =
-                "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
-
-        private final RedisClient client;
-        private final StatefulRedisConnection<String, String> connection;
-        private final RedisCommands<String, String> commands;
+        private final FloorClient client;
         private final String key;
-        private final String releaseSha;
-        private final SetArgs acquireArgs = SetArgs.Builder.nx().px(LEASE_MILLIS);
-        /** One token per thread of this client: the client's random id and a thread number. */
-        private final ThreadLocal<String> token;
 
-        FloorLock(String uri, String key) {
-            this.client = RedisClient.create(uri);
-            this.connection = client.connect();
-            this.commands = connection.sync();
+        FloorLock(FloorClient client, String key) {
+            this.client = client;
             this.key = key;
-            this.releaseSha = commands.scriptLoad(RELEASE);
-            String clientId = UUID.randomUUID().toString();
-            AtomicLong threads = new AtomicLong();
-            this.token = ThreadLocal.withInitial(() -> clientId + ":" + threads.incrementAndGet());
         }
 
         @Override
         public void lock() {
-            String mine = token.get();
-            while (!"OK".equals(commands.set(key, mine, acquireArgs))) {
-                LockSupport.parkNanos(RETRY_NANOS);
+            String mine = client.token.get();
+            while (!"OK".equals(client.commands.set(key, mine, client.acquireArgs))) {
+                LockSupport.parkNanos(FloorClient.RETRY_NANOS);
             }
         }
 
         @Override
         public void unlock() {
-            Long deleted = commands.evalsha(releaseSha, ScriptOutputType.INTEGER, new String[] {key}, token.get());
+            Long deleted = client.commands.evalsha(client.releaseSha, ScriptOutputType.INTEGER, new String[] {key},
+                    client.token.get());
             if (deleted == null || deleted != 1L) {
                 throw new IllegalMonitorStateException("floor lock " + key + " was not held by this thread");
             }
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
+    }
+
+    /** One client of the floor: one Lettuce connection, shared by all its threads and lock names. */
+    static final class FloorClient implements AutoCloseable {
+        static final long RETRY_NANOS = 100_000;
+        private static final String RELEASE =
+                "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+        private final RedisClient client;
+        private final StatefulRedisConnection<String, String> connection;
+        final RedisCommands<String, String> commands;
+        final String releaseSha;
+        final SetArgs acquireArgs;
+        /** One token per thread of this client: the client's random id and a thread number. */
+        final ThreadLocal<String> token;
+
+        FloorClient(String uri, Duration lease) {
+            this.client = RedisClient.create(uri);
+            this.connection = client.connect();
+            this.commands = connection.sync();
+            this.releaseSha = commands.scriptLoad(RELEASE);
+            this.acquireArgs = SetArgs.Builder.nx().px(lease.toMillis());
+            String clientId = UUID.randomUUID().toString();
+            AtomicLong threads = new AtomicLong();
+            this.token = ThreadLocal.withInitial(() -> clientId + ":" + threads.incrementAndGet());
         }
 
         @Override

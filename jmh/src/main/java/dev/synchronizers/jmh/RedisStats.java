@@ -34,10 +34,18 @@ record RedisStats(long scriptCalls, long commands, long reads, Map<String, Long>
 
     /** Takes a snapshot over two fresh connections of the testkit. */
     static RedisStats of(RedisServer server) {
+        return parse(server.info("commandstats"), server.info("stats"));
+    }
+
+    /**
+     * Reads a snapshot from the replies of {@code INFO commandstats} and {@code INFO stats}; an
+     * empty {@code stats} gives {@code reads} 0, for a probe that wants the commands alone.
+     */
+    static RedisStats parse(String commandstats, String stats) {
         long scriptCalls = 0;
         long commands = 0;
         Map<String, Long> calls = new TreeMap<>();
-        for (String line : server.info("commandstats").split("\r?\n")) {
+        for (String line : commandstats.split("\r?\n")) {
             if (!line.startsWith("cmdstat_")) {
                 continue;
             }
@@ -56,7 +64,7 @@ record RedisStats(long scriptCalls, long commands, long reads, Map<String, Long>
             }
         }
         long reads = 0;
-        for (String line : server.info("stats").split("\r?\n")) {
+        for (String line : stats.split("\r?\n")) {
             if (line.startsWith("total_reads_processed:")) {
                 reads = Long.parseLong(line.substring("total_reads_processed:".length()).trim());
             }
