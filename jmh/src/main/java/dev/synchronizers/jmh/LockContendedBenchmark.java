@@ -52,12 +52,15 @@ public class LockContendedBenchmark extends RedisBenchmark {
 
     @TearDown(Level.Trial)
     public void stop() {
-        for (BenchLock client : clients) {
-            if (client != null) {
-                client.close();
+        try {
+            for (BenchLock client : clients) {
+                if (client != null) {
+                    client.close();
+                }
             }
+        } finally {
+            stopRedis();
         }
-        stopRedis();
     }
 
     /** One benchmark thread: the n-th thread to join uses client {@code n % 2}. */

@@ -34,10 +34,13 @@ public class LockUncontendedBenchmark extends RedisBenchmark {
 
     @TearDown(Level.Trial)
     public void stop() {
-        if (lock != null) {
-            lock.close();
+        try {
+            if (lock != null) {
+                lock.close();
+            }
+        } finally {
+            stopRedis();
         }
-        stopRedis();
     }
 
     /** One lock and one unlock. */

@@ -52,12 +52,15 @@ public class ReadWriteLockBenchmark extends RedisBenchmark {
 
     @TearDown(Level.Trial)
     public void stop() {
-        for (BenchReadWriteLock client : clients) {
-            if (client != null) {
-                client.close();
+        try {
+            for (BenchReadWriteLock client : clients) {
+                if (client != null) {
+                    client.close();
+                }
             }
+        } finally {
+            stopRedis();
         }
-        stopRedis();
     }
 
     /** One benchmark thread: the n-th thread to join uses client {@code n % 2} and seed {@code n}. */

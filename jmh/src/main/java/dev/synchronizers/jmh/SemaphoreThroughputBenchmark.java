@@ -53,12 +53,15 @@ public class SemaphoreThroughputBenchmark extends RedisBenchmark {
 
     @TearDown(Level.Trial)
     public void stop() {
-        for (BenchSemaphore client : clients) {
-            if (client != null) {
-                client.close();
+        try {
+            for (BenchSemaphore client : clients) {
+                if (client != null) {
+                    client.close();
+                }
             }
+        } finally {
+            stopRedis();
         }
-        stopRedis();
     }
 
     /** One benchmark thread: the n-th thread to join uses client {@code n % 2}. */
