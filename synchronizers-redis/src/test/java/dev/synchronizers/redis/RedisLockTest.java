@@ -179,6 +179,34 @@ class RedisLockTest {
         assertEquals(LostHold.Cause.UNRENEWABLE, thrown.lostCause());
     }
 
+    /**
+     * A thread that ends while holding the lock: the watchdog stops renewing the hold and reports it
+     * (ABANDONED), so the lock frees itself within a lease instead of staying held for the life of
+     * the process.
+     */
+    @Test
+    void lock_holderThreadEndsWithoutUnlock_reportedAbandonedAndFreedAfterLease() throws Exception {
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(1), lost);
+        DistributedLock lock = client.lock(name);
+        Background<Long> holder = Background.start("holder that forgets to unlock", () -> {
+            lock.lock();
+            return lock.fencingToken();
+        });
+        long token = holder.get();
+        holder.thread().join();
+        client.renewNow();
+        LostHold event = lost.poll(30, TimeUnit.SECONDS);
+        assertNotNull(event);
+        assertEquals(LostHold.Cause.ABANDONED, event.cause());
+        assertEquals(token, event.fencingToken());
+        assertEquals(0, client.watchdogEntries(), "no longer renewed");
+        DistributedLock other = client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>()).lock(name);
+        assertTrue(other.tryLock(30, TimeUnit.SECONDS), "free once the abandoned hold's lease ran out");
+        assertTrue(other.fencingToken() > token);
+        other.unlock();
+    }
+
     /** A listener that throws is logged and does not stop the others. */
     @Test
     void lostHoldListener_throws_otherListenersStillRun() throws Exception {
