@@ -66,8 +66,8 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
     public void start() {
         startRedis();
         name = "bench-latch-" + UUID.randomUUID();
-        awaiting = impl.open(server.uri(), name);
-        counting = impl.open(server.uri(), name);
+        awaiting = closeAtEnd(impl.open(server.uri(), name));
+        counting = closeAtEnd(impl.open(server.uri(), name));
         running = true;
         awaiter = new Thread(this::awaitLoop, "latch-awaiter");
         // A daemon, so that a hung await() cannot keep the fork alive.
@@ -82,11 +82,6 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
             if (awaiter != null) {
                 awaiter.interrupt();
                 awaiter.join(TimeUnit.SECONDS.toMillis(STEP_TIMEOUT_SECONDS));
-            }
-            for (BenchLatch client : new BenchLatch[] {awaiting, counting}) {
-                if (client != null) {
-                    client.close();
-                }
             }
         } finally {
             // Whatever failed above, the server this trial started must not outlive it.

@@ -46,21 +46,13 @@ public class LockContendedBenchmark extends RedisBenchmark {
         startRedis();
         clients = new BenchLock[CLIENTS];
         for (int i = 0; i < CLIENTS; i++) {
-            clients[i] = impl.open(server.uri(), "bench-contended");
+            clients[i] = closeAtEnd(impl.open(server.uri(), "bench-contended"));
         }
     }
 
     @TearDown(Level.Trial)
     public void stop() {
-        try {
-            for (BenchLock client : clients) {
-                if (client != null) {
-                    client.close();
-                }
-            }
-        } finally {
-            stopRedis();
-        }
+        stopRedis();
     }
 
     /** One benchmark thread: the n-th thread to join uses client {@code n % 2}. */

@@ -47,18 +47,13 @@ public class LockManyNamesBenchmark extends RedisBenchmark {
         startRedis();
         List<String> names = IntStream.range(0, params.getThreads()).mapToObj(i -> "bench-many-names-" + i).toList();
         locks = impl.open(server.uri(), names, LockImpl.DEFAULT_LEASE);
+        // All handles share one client: closing one closes it.
+        closeAtEnd(locks.get(0));
     }
 
     @TearDown(Level.Trial)
     public void stop() {
-        try {
-            if (locks != null) {
-                // All handles share one client: closing one closes it.
-                locks.get(0).close();
-            }
-        } finally {
-            stopRedis();
-        }
+        stopRedis();
     }
 
     /** One benchmark thread: the n-th thread to join locks the n-th name. */

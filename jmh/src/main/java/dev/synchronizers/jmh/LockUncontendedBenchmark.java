@@ -29,18 +29,12 @@ public class LockUncontendedBenchmark extends RedisBenchmark {
     @Setup(Level.Trial)
     public void start() {
         startRedis();
-        lock = impl.open(server.uri(), "bench-uncontended");
+        lock = closeAtEnd(impl.open(server.uri(), "bench-uncontended"));
     }
 
     @TearDown(Level.Trial)
     public void stop() {
-        try {
-            if (lock != null) {
-                lock.close();
-            }
-        } finally {
-            stopRedis();
-        }
+        stopRedis();
     }
 
     /** One lock and one unlock. */

@@ -46,21 +46,13 @@ public class ReadWriteLockBenchmark extends RedisBenchmark {
         startRedis();
         clients = new BenchReadWriteLock[CLIENTS];
         for (int i = 0; i < CLIENTS; i++) {
-            clients[i] = impl.open(server.uri(), "bench-rwlock");
+            clients[i] = closeAtEnd(impl.open(server.uri(), "bench-rwlock"));
         }
     }
 
     @TearDown(Level.Trial)
     public void stop() {
-        try {
-            for (BenchReadWriteLock client : clients) {
-                if (client != null) {
-                    client.close();
-                }
-            }
-        } finally {
-            stopRedis();
-        }
+        stopRedis();
     }
 
     /** One benchmark thread: the n-th thread to join uses client {@code n % 2} and seed {@code n}. */

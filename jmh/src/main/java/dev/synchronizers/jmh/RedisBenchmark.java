@@ -2,6 +2,8 @@ package dev.synchronizers.jmh;
 
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Scope;
@@ -17,8 +19,9 @@ import org.openjdk.jmh.infra.IterationParams;
  * {@code REDIS-STATS} line and its split by command as one {@code REDIS-COMMANDS} line (see
  * {@link RedisStats}). A subclass counts each operation with
  * {@link #operations}{@code .incrementAndGet()}, starts the server in its own
- * {@code @Setup(Level.Trial)} with {@link #startRedis()} before opening its clients, and stops it
- * with {@link #stopRedis()} after closing them.
+ * {@code @Setup(Level.Trial)} with {@link #startRedis()}, passes each client it opens through
+ * {@link #closeAtEnd}, and calls {@link #stopRedis()} in its {@code @TearDown(Level.Trial)}: that
+ * closes the clients, newest first, and then the server, whatever closing a client throws.
  */
 @State(Scope.Benchmark)
 public abstract class RedisBenchmark extends BenchmarkDefaults {
@@ -31,6 +34,7 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
      */
     protected final AtomicLong probes = new AtomicLong();
     protected RedisServer server;
+    private final List<AutoCloseable> clients = new ArrayList<>();
     private RedisStats before;
     private int iteration;
 
@@ -42,9 +46,28 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
         server = RedisServers.start();
     }
 
+    /** Registers a client of this trial, for {@link #stopRedis()} to close before the server. */
+    protected <C extends AutoCloseable> C closeAtEnd(C client) {
+        clients.add(client);
+        return client;
+    }
+
+    /** Closes the registered clients, newest first, then the server, even if a client fails to close. */
     protected void stopRedis() {
+        Exception failure = null;
+        for (int i = clients.size() - 1; i >= 0; i--) {
+            try {
+                clients.get(i).close();
+            } catch (Exception e) {
+                failure = failure == null ? e : failure;
+            }
+        }
+        clients.clear();
         if (server != null) {
             server.close();
+        }
+        if (failure != null) {
+            throw new IllegalStateException("a client failed to close", failure);
         }
     }
 

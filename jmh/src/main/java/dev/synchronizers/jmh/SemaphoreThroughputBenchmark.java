@@ -44,7 +44,7 @@ public class SemaphoreThroughputBenchmark extends RedisBenchmark {
         String name = "bench-semaphore-" + UUID.randomUUID();
         clients = new BenchSemaphore[CLIENTS];
         for (int i = 0; i < CLIENTS; i++) {
-            clients[i] = impl.open(server.uri(), name);
+            clients[i] = closeAtEnd(impl.open(server.uri(), name));
         }
         if (!clients[0].trySetPermits(PERMITS)) {
             throw new IllegalStateException("semaphore " + name + " already had a total");
@@ -53,15 +53,7 @@ public class SemaphoreThroughputBenchmark extends RedisBenchmark {
 
     @TearDown(Level.Trial)
     public void stop() {
-        try {
-            for (BenchSemaphore client : clients) {
-                if (client != null) {
-                    client.close();
-                }
-            }
-        } finally {
-            stopRedis();
-        }
+        stopRedis();
     }
 
     /** One benchmark thread: the n-th thread to join uses client {@code n % 2}. */
