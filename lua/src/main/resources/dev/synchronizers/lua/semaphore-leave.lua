@@ -1,31 +1,101 @@
--- semaphore-leave.lua: take a waiter out of the queue (timed out, interrupted) and wake the next if the leaver was first.
+-- semaphore-leave.lua: take a waiter that gives up (timed out, interrupted) out of the line; permits granted to it and not yet claimed go back and on.
 --
--- KEYS[1] queue     zset    waiter -> arrival order
--- KEYS[2] places    zset    waiter -> end of its place's lease, server time in ms
--- KEYS[3] wakeups   channel a wake-up naming the new first waiter is published to
--- ARGV[1] waiter    "<client-uuid>:<thread-id>"
+-- KEYS[1] total     string  the total number of permits
+-- KEYS[2] holds     hash    client -> permits it holds; ':sum' -> permits all live clients hold
+-- KEYS[3] leases    zset    client -> end of the lease on its permits, server time in ms
+-- KEYS[4] queue     zset    waiter -> arrival order; only waiters not yet served
+-- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms; queued or granted
+-- KEYS[6] asks      hash    waiter -> permits it asked for; queued or granted
+-- KEYS[7] wakeups   channel 'granted:<waiter>' is published for each waiter served from the line
+-- ARGV[1] waiter    "<client-uuid>:<thread-id>:<attempt>"
 --
--- Returns 1  the waiter had a place and left it
+-- Returns 1  the waiter was queued and left the line
+--         2  the waiter had been granted permits: its client gave them back, and they served the line
 --         0  the waiter had no place
-local queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3]
+local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local waiter = ARGV[1]
 
--- Waiters whose place ran out go first, so that "first" means the first live waiter.
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local result = 0
+if redis.call('ZSCORE', queue, waiter) then
+  result = 1
+elseif redis.call('ZSCORE', places, waiter) then
+  result = 2
+  local ask = tonumber(redis.call('HGET', asks, waiter) or '0')
+  local owner = string.match(waiter, '^[^:]*')
+  local held = tonumber(redis.call('HGET', holds, owner) or '0')
+  ask = math.min(ask, held)
+  redis.call('HINCRBY', holds, ':sum', -ask)
+  if held - ask <= 0 then
+    redis.call('HDEL', holds, owner)
+    redis.call('ZREM', leases, owner)
+  else
+    redis.call('HSET', holds, owner, held - ask)
+  end
+end
+redis.call('ZREM', queue, waiter)
+redis.call('ZREM', places, waiter)
+redis.call('HDEL', asks, waiter)
+
+-- Permits of clients whose lease ran out (dead, cut off) return to the pool; places that ran out
+-- (dead waiters, unclaimed grants) are dropped.
+for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
+  redis.call('HINCRBY', holds, ':sum', -tonumber(redis.call('HGET', holds, gone) or '0'))
+  redis.call('HDEL', holds, gone)
+end
+redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
   redis.call('ZREM', queue, gone)
+  redis.call('HDEL', asks, gone)
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 
-local was_first = redis.call('ZRANGE', queue, 0, 0)[1] == waiter
-local removed = redis.call('ZREM', queue, waiter)
-redis.call('ZREM', places, waiter)
--- The first waiter may have been holding back permits others can use: let the next one look.
-if was_first then
-  local next_first = redis.call('ZRANGE', queue, 0, 0)[1]
-  if next_first then
-    redis.call('PUBLISH', wakeups, next_first)
+local total = tonumber(redis.call('GET', total_key) or '0')
+local free = total - tonumber(redis.call('HGET', holds, ':sum') or '0')
+
+-- Serve the line: while the first waiter's ask fits, its client takes the permits, leased until
+-- the waiter's place would have ended, and the waiter is told by name.
+local served_until = 0
+while free > 0 do
+  local first = redis.call('ZRANGE', queue, 0, 0)[1]
+  if not first then
+    break
+  end
+  local ask = tonumber(redis.call('HGET', asks, first) or '0')
+  local place_end = tonumber(redis.call('ZSCORE', places, first) or '0')
+  if ask > total then
+    -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
+    redis.call('PUBLISH', wakeups, first)
+    break
+  end
+  if ask > free then
+    break
+  end
+  redis.call('ZREM', queue, first)
+  if ask > 0 and place_end > now_ms then
+    local owner = string.match(first, '^[^:]*')
+    redis.call('HINCRBY', holds, owner, ask)
+    redis.call('HINCRBY', holds, ':sum', ask)
+    redis.call('ZADD', leases, 'GT', place_end, owner)
+    served_until = math.max(served_until, place_end)
+    free = free - ask
+    redis.call('PUBLISH', wakeups, 'granted:' .. first)
+  else
+    -- A queued waiter without a place or an ask was left half-written: drop it.
+    redis.call('ZREM', places, first)
+    redis.call('HDEL', asks, first)
   end
 end
-return removed
+if served_until > 0 then
+  for _, key in ipairs({holds, leases}) do
+    if redis.call('PTTL', key) < served_until - now_ms then
+      redis.call('PEXPIRE', key, served_until - now_ms)
+    end
+  end
+end
+
+if tonumber(redis.call('HGET', holds, ':sum') or '0') <= 0 and redis.call('HLEN', holds) <= 1 then
+  redis.call('DEL', holds)
+end
+return result

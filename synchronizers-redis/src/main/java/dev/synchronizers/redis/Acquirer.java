@@ -55,6 +55,17 @@ final class Acquirer {
             return false;
         }
 
+        /**
+         * Books what Redis handed this waiter while it waited ({@link
+         * WakeupDispatcher.Subscription#granted()}), without asking Redis again. Only steps whose
+         * scripts serve a line by granting are ever called.
+         *
+         * @return the acquired attempt
+         */
+        default Attempt granted() {
+            throw new IllegalStateException("this synchronizer does not grant by message");
+        }
+
         /** Called once the waiter is subscribed and about to wait, e.g. to keep its queue place leased. */
         default void waiting(WakeupDispatcher.Subscription subscription) {
         }
@@ -155,6 +166,9 @@ final class Acquirer {
                         throw new InterruptedException();
                     }
                     interrupted = true;
+                }
+                if (subscription.granted()) {
+                    return step.granted();
                 }
                 if (attempt != null) {
                     long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);

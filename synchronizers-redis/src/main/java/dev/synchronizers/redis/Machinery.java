@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What every synchronizer of one client shares: its id, its connection and scripts, the watchdog,
@@ -27,6 +28,7 @@ final class Machinery {
     final long leaseMillis;
     final Duration timeout;
     private final AtomicBoolean closed;
+    private final AtomicLong attempts = new AtomicLong();
     /**
      * Synchronizer objects with holds in this JVM, with how many, kept strongly reachable: the
      * factory's cache holds them weakly, and a hold must find the same object on unlock() however
@@ -62,6 +64,15 @@ final class Machinery {
     /** The owner string of the current thread: client id and thread id. */
     String currentOwner() {
         return clientId + ":" + currentThreadId();
+    }
+
+    /**
+     * A name for one acquisition attempt of the current thread, unique in this client: the owner
+     * string and a sequence number. A semaphore waiter's grant is recorded under it, so no later
+     * attempt of the thread can take a grant meant for an earlier one.
+     */
+    String newAttempt() {
+        return currentOwner() + ":" + attempts.incrementAndGet();
     }
 
     @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; the id is the same.

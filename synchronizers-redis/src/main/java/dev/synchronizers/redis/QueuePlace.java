@@ -20,38 +20,64 @@ final class QueuePlace {
 
     private final Machinery machinery;
     private final String owner;
+    private final Script renew;
     private final String[] placeKeys;
     private final Script leave;
     private final String[] leaveKeys;
     private final String what;
     private boolean queued;
+    /** When the try that queued the waiter was sent; the place is known to be queued since. */
+    private long queuedNanos;
     private Watchdog.Lease lease;
 
     /**
      * @param owner the waiter's owner string, its member in the queue
-     * @param placeKeys the queue and places keys, as the place-renewal script takes them
+     * @param renew the batched script that renews places in this kind of queue
+     * @param placeKeys the keys of one item of that script
      * @param leave the script that takes the waiter out of the queue
      * @param leaveKeys that script's keys
      * @param what the synchronizer, for messages, e.g. {@code "fair lock 'orders'"}
      */
-    QueuePlace(Machinery machinery, String owner, String[] placeKeys, Script leave, String[] leaveKeys, String what) {
+    QueuePlace(Machinery machinery, String owner, Script renew, String[] placeKeys, Script leave, String[] leaveKeys,
+            String what) {
         this.machinery = machinery;
         this.owner = owner;
+        this.renew = renew;
         this.placeKeys = placeKeys;
         this.leave = leave;
         this.leaveKeys = leaveKeys;
         this.what = what;
     }
 
-    /** Records that a try put the waiter in the queue, so that giving up must take it out. */
-    void queued() {
-        queued = true;
+    /**
+     * Records that a try put the waiter in the queue, so that giving up must take it out.
+     *
+     * @param sentNanos {@link System#nanoTime()} just before that try was sent
+     */
+    void queued(long sentNanos) {
+        if (!queued) {
+            queued = true;
+            queuedNanos = sentNanos;
+        }
     }
 
     /** The waiter is about to sleep: keep its place leased. */
     void waiting(WakeupDispatcher.Subscription subscription) {
-        lease = machinery.watchdog.register(Script.FAIR_LOCK_RENEW_PLACE, placeKeys, new String[] {owner}, 0,
-                System.nanoTime(), cause -> subscription.wake());
+        lease = machinery.watchdog.register(renew, placeKeys, new String[] {owner}, 0,
+                queued ? queuedNanos : System.nanoTime(), cause -> subscription.wake());
+    }
+
+    /**
+     * Returns a moment, by {@link System#nanoTime()}, before which the waiter was still queued:
+     * when the try that queued it was sent, or the start of the last tick that renewed its place.
+     * Whatever served the waiter from the line did so after it, so a lease granted with the
+     * serving runs at least a lease from it.
+     *
+     * @return the last moment the waiter is known to have been queued, or earlier
+     */
+    long queuedSinceAtLeast() {
+        Watchdog.Lease current = lease;
+        return current != null ? current.renewedNanos() : queuedNanos;
     }
 
     /** The waiter stops: stop renewing its place and, if it did not get what it waited for, leave the queue. */

@@ -223,7 +223,8 @@ final class RedisLock implements DistributedLock {
             this.firstTry = firstTry;
             this.lease = Long.toString(leaseMillis);
             this.place = policy.leave != null
-                    ? new QueuePlace(machinery, owner, keys.keysFor(Script.FAIR_LOCK_RENEW_PLACE), policy.leave,
+                    ? new QueuePlace(machinery, owner, Script.FAIR_LOCK_RENEW_PLACE,
+                            keys.keysFor(Script.FAIR_LOCK_RENEW_PLACE), policy.leave,
                             keys.keysFor(policy.leave), kind + " '" + name + "'")
                     : null;
         }
@@ -245,7 +246,7 @@ final class RedisLock implements DistributedLock {
             }
             Attempt attempt = Attempt.of(reply, sent);
             if (!attempt.acquired() && script == policy.queuedTry) {
-                place.queued();
+                place.queued(sent);
             }
             return attempt;
         }

@@ -5,8 +5,11 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -22,10 +25,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Waiters queue in Redis in arrival order, each with a leased place (see {@link QueuePlace}),
  * and are served first come, first served: a waiter asking for more permits than are free blocks
  * the waiters behind it, so {@code acquire(5)} is not starved by a stream of {@code acquire(1)}.
- * A release (or growth) wakes, by name, as many waiters from the front of the line as there are
- * free permits; one that acquires and leaves permits free wakes the next, which covers a waiter
- * woken at the same time that tried too early. {@code tryAcquire()} without a timeout barges, as
- * {@link java.util.concurrent.Semaphore#tryAcquire()} does even on a fair semaphore.
+ * The line is served in Redis: every script that frees permits or changes the line (release,
+ * growth, a waiter leaving, an acquire that purges a dead client) hands the free permits to the
+ * waiters at its front, whose clients then hold them, and names each in a {@code granted:}
+ * message. A waiter that reads its name has its permits without another round trip, so a permit
+ * passes from a releasing client to the next waiter in one script call and one message; its grant
+ * record is dropped by this client's next release. A waiter that gives up races nothing: leaving
+ * gives back a grant it has not claimed, atomically. A lost message costs time, not permits: the
+ * waiter's next try (after its place lease is found served by the watchdog, a reconnect, or its
+ * bounded sleep) claims the grant. {@code tryAcquire()} without a timeout barges, as {@link
+ * java.util.concurrent.Semaphore#tryAcquire()} does even on a fair semaphore.
  */
 final class RedisSemaphore implements DistributedSemaphore {
 
@@ -35,6 +44,8 @@ final class RedisSemaphore implements DistributedSemaphore {
     private final SemaphoreKeys keys;
     private final Machinery machinery;
     private final Acquirer acquirer;
+    /** Waiters of this client that took their grant by message: their records go with the next release. */
+    private final Queue<String> claimed = new ConcurrentLinkedQueue<>();
     /** Guards {@link #held} and {@link #lease}, never around a Redis call. */
     private final ReentrantLock books = new ReentrantLock();
     private int held;
@@ -66,7 +77,7 @@ final class RedisSemaphore implements DistributedSemaphore {
     @Override
     public void addPermits(int delta) {
         machinery.checkOpen();
-        List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ADD, keys.forAdd(),
+        List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ADD, keys.forQueue(),
                 Integer.toString(delta)), what("add permits to"));
         if ((Long) reply.get(0) == 0L) {
             throw new IllegalArgumentException("delta would make the total negative: " + reply.get(1) + " + " + delta);
@@ -124,9 +135,9 @@ final class RedisSemaphore implements DistributedSemaphore {
             return true;
         }
         machinery.checkOpen();
-        String waiter = machinery.currentOwner();
-        QueuePlace place = new QueuePlace(machinery, waiter, keys.forPlace(), Script.SEMAPHORE_LEAVE,
-                keys.forLeave(), what(""));
+        String waiter = machinery.newAttempt();
+        QueuePlace place = new QueuePlace(machinery, waiter, Script.SEMAPHORE_RENEW_PLACE, keys.forPlace(),
+                Script.SEMAPHORE_LEAVE, keys.forQueue(), what(""));
         String[] args = {machinery.clientId, waiter, Integer.toString(permits), Long.toString(machinery.leaseMillis),
                 Long.toString(machinery.leaseMillis)};
         Attempt attempt = acquirer.acquire(new Acquirer.Step() {
@@ -135,7 +146,7 @@ final class RedisSemaphore implements DistributedSemaphore {
                 machinery.checkOpen();
                 long sent = System.nanoTime();
                 List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ACQUIRE,
-                        keys.forAcquire(), args), what("acquire " + permits + " permits of"));
+                        keys.forQueue(), args), what("acquire " + permits + " permits of"));
                 long code = (Long) reply.get(0);
                 if (code < 0) {
                     throw exceedsTotal(permits, (Long) reply.get(1));
@@ -144,8 +155,17 @@ final class RedisSemaphore implements DistributedSemaphore {
                     record(permits, sent);
                     return new Attempt(true, -1, 0, sent);
                 }
-                place.queued();
+                place.queued(sent);
                 return new Attempt(false, -1, (Long) reply.get(1), sent);
+            }
+
+            @Override
+            public Attempt granted() {
+                // Served from the line after the waiter was last known queued: the lease runs from then at least.
+                long since = place.queuedSinceAtLeast();
+                record(permits, since);
+                claimed.add(waiter);
+                return new Attempt(true, -1, 0, since);
             }
 
             @Override
@@ -240,12 +260,15 @@ final class RedisSemaphore implements DistributedSemaphore {
         } finally {
             books.unlock();
         }
+        List<String> cleared = drainClaimed();
         List<Object> reply;
         try {
-            reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_RELEASE, keys.forRelease(),
-                    machinery.clientId, Integer.toString(permits)), what("release " + permits + " permits of"));
+            reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_RELEASE, keys.forQueue(),
+                    machinery.clientId, Integer.toString(permits), String.join(" ", cleared)),
+                    what("release " + permits + " permits of"));
         } catch (RuntimeException e) {
             // Nothing is known to have changed: the permits stay this client's, leased as before.
+            claimed.addAll(cleared);
             record(permits, System.nanoTime());
             throw e;
         }
@@ -268,6 +291,15 @@ final class RedisSemaphore implements DistributedSemaphore {
             throw new IllegalStateException(what("") + ": cannot release " + permits + " permits: Redis has "
                     + inRedis + " for this client; the others were lost when its lease ran out");
         }
+    }
+
+    /** Takes up to 64 claimed grants whose records the next release drops. */
+    private List<String> drainClaimed() {
+        List<String> drained = new ArrayList<>();
+        for (String waiter; drained.size() < 64 && (waiter = claimed.poll()) != null; ) {
+            drained.add(waiter);
+        }
+        return drained;
     }
 
     /* --------------- queries --------------- */

@@ -7,36 +7,27 @@ package dev.synchronizers.redis;
  * @param total the total number of permits; persists (no TTL) until deleted
  * @param holds client to permits held, plus {@code :sum}
  * @param leases client to the end of the lease on its permits
- * @param queue waiters in arrival order
- * @param places waiters with the end of their place's lease
- * @param wakeups the channel the names of woken waiters are published to
+ * @param queue waiters not yet served, in arrival order
+ * @param places waiters, queued or granted permits not yet claimed, with the end of their place's lease
+ * @param asks waiters, queued or granted, with the permits they asked for
+ * @param wakeups the channel {@code granted:<waiter>} (and, rarely, a waiter's bare name) is published to
  */
-record SemaphoreKeys(String total, String holds, String leases, String queue, String places, String wakeups) {
+record SemaphoreKeys(String total, String holds, String leases, String queue, String places, String asks,
+        String wakeups) {
 
     static SemaphoreKeys of(String prefix, String name) {
         String base = prefix + ":semaphore:{" + name + "}";
         return new SemaphoreKeys(base, base + ":holds", base + ":leases", base + ":queue", base + ":places",
-                base + ":wake");
+                base + ":asks", base + ":wake");
     }
 
-    String[] forAcquire() {
-        return new String[] {total, holds, leases, queue, places, wakeups};
+    /** For acquire, release, leave and add, which all serve the line. */
+    String[] forQueue() {
+        return new String[] {total, holds, leases, queue, places, asks, wakeups};
     }
 
     String[] forTry() {
         return new String[] {total, holds, leases};
-    }
-
-    String[] forRelease() {
-        return new String[] {total, holds, leases, queue, places, wakeups};
-    }
-
-    String[] forAdd() {
-        return new String[] {total, holds, queue, wakeups};
-    }
-
-    String[] forLeave() {
-        return new String[] {queue, places, wakeups};
     }
 
     String[] forRenew() {
@@ -44,6 +35,6 @@ record SemaphoreKeys(String total, String holds, String leases, String queue, St
     }
 
     String[] forPlace() {
-        return new String[] {queue, places};
+        return new String[] {queue, places, asks};
     }
 }

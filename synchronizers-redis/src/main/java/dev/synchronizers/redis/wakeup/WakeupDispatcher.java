@@ -19,7 +19,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A message is either {@value #EVERYONE}, which wakes every waiter of the channel in this client,
  * or the owner string of one waiter, which wakes that waiter only: a fair lock wakes its next
- * waiter by name, not the herd.
+ * waiter by name, not the herd. A message {@value #GRANTED}{@code <owner>} also wakes one waiter
+ * by name, and tells it that what it waited for was handed to it in Redis
+ * ({@link Subscription#granted()}): the semaphore serves its line that way, without the waiter
+ * asking again.
  *
  * <p>One Pub/Sub connection serves every waiter of the client. A channel is subscribed when its
  * first local waiter arrives; when its last one leaves it lingers, still subscribed, until the
@@ -47,6 +50,9 @@ public final class WakeupDispatcher implements AutoCloseable {
 
     /** The message that wakes every waiter of a channel. */
     public static final String EVERYONE = "released";
+
+    /** The prefix of a message that names a waiter to whom Redis has handed what it waited for. */
+    public static final String GRANTED = "granted:";
 
     private final StatefulRedisPubSubConnection<String, String> connection;
     private final Duration timeout;
@@ -150,7 +156,10 @@ public final class WakeupDispatcher implements AutoCloseable {
         // recorded before this reading (wake() records before it delivers).
         subscription.liveSinceFirstTry = state.liveSinceNanos <= sinceNanos;
         Long named = state.unclaimed.get(owner);
-        if (state.everyoneNanos >= sinceNanos || named != null && named >= sinceNanos) {
+        Long granted = state.unclaimed.get(GRANTED + owner);
+        if (granted != null && granted >= sinceNanos) {
+            subscription.grant();
+        } else if (state.everyoneNanos >= sinceNanos || named != null && named >= sinceNanos) {
             subscription.wake();
         }
         return subscription;
@@ -205,7 +214,8 @@ public final class WakeupDispatcher implements AutoCloseable {
      * Wakes the waiters of a channel in this client as a message would.
      *
      * @param channel the channel
-     * @param message {@link #EVERYONE}, or the owner string of the one waiter to wake
+     * @param message {@link #EVERYONE}, the owner string of the one waiter to wake, or
+     *     {@link #GRANTED} followed by the owner string of the one waiter served
      */
     public void wake(String channel, String message) {
         Channel state = channels.get(channel);
@@ -213,14 +223,23 @@ public final class WakeupDispatcher implements AutoCloseable {
             return;
         }
         long now = System.nanoTime();
-        if (EVERYONE.equals(message)) {
+        boolean everyone = EVERYONE.equals(message);
+        boolean grant = message.startsWith(GRANTED);
+        String named = grant ? message.substring(GRANTED.length()) : message;
+        if (everyone) {
             state.everyoneNanos = now;
-        } else if (message.startsWith(ownerPrefix)) {
+        } else if (named.startsWith(ownerPrefix)) {
             state.unclaimed.put(message, now);
         }
         for (Subscription waiter : state.waiters) {
-            if (EVERYONE.equals(message) || waiter.owner.equals(message)) {
+            if (everyone) {
                 waiter.wake();
+            } else if (waiter.owner.equals(named)) {
+                if (grant) {
+                    waiter.grant();
+                } else {
+                    waiter.wake();
+                }
             }
         }
     }
@@ -276,6 +295,7 @@ public final class WakeupDispatcher implements AutoCloseable {
         private final String owner;
         private final Thread waiter;
         private volatile boolean woken;
+        private volatile boolean granted;
         private boolean closed;
         private boolean liveSinceFirstTry;
 
@@ -299,6 +319,22 @@ public final class WakeupDispatcher implements AutoCloseable {
         /** Forgets earlier wake-ups; call it before each check of the state in Redis. */
         public void reset() {
             woken = false;
+        }
+
+        /**
+         * Tells whether a {@value #GRANTED} message named this waiter: what it waits for is
+         * already its own in Redis. Unlike a wake-up, {@link #reset()} does not forget it.
+         *
+         * @return true once granted
+         */
+        public boolean granted() {
+            return granted;
+        }
+
+        /** Marks the waiter as granted and wakes it. */
+        public void grant() {
+            granted = true;
+            wake();
         }
 
         /** Wakes the subscribed thread, now or at its next {@link #await(long)}. */

@@ -345,6 +345,16 @@ public final class Watchdog implements AutoCloseable {
         }
 
         /**
+         * Returns when, by {@link System#nanoTime()}, the lease was last known to run a full lease
+         * from: the registration's {@code sentNanos}, then the start of each tick that renewed it.
+         *
+         * @return the start of the lease as last renewed
+         */
+        public long renewedNanos() {
+            return renewedNanos;
+        }
+
+        /**
          * Returns the fixed lease in milliseconds, or 0 for a renewed one.
          *
          * @return the fixed lease

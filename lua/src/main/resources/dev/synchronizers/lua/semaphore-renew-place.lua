@@ -1,0 +1,31 @@
+-- semaphore-renew-place.lua: extend the queue places of many semaphore waiters in one call, each only while it is still queued.
+-- The watchdog sends one call per tick for all semaphore waiters of its client (batched).
+--
+-- KEYS[3i-2] queue i    zset   waiter -> arrival order; only waiters not yet served
+-- KEYS[3i-1] places i   zset   waiter -> end of its place's lease, server time in ms; queued or granted
+-- KEYS[3i]   asks i     hash   waiter -> permits it asked for; queued or granted
+-- ARGV[1]    place_ms   lease to give every place still queued, in milliseconds
+-- ARGV[i+1]  waiter i   "<client-uuid>:<thread-id>:<attempt>" waiting in queue i
+--
+-- Returns {r1, ..., rn}  ri = 1: place i renewed; ri = 0: waiter i is no longer queued (served, or gone)
+local place_ms = tonumber(ARGV[1])
+
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+
+local renewed = {}
+for i = 1, #KEYS / 3 do
+  local queue, places, asks, waiter = KEYS[i * 3 - 2], KEYS[i * 3 - 1], KEYS[i * 3], ARGV[i + 1]
+  if redis.call('ZSCORE', queue, waiter) then
+    redis.call('ZADD', places, now_ms + place_ms, waiter)
+    for _, key in ipairs({queue, places, asks}) do
+      if redis.call('PTTL', key) < place_ms then
+        redis.call('PEXPIRE', key, place_ms)
+      end
+    end
+    renewed[i] = 1
+  else
+    renewed[i] = 0
+  end
+end
+return renewed
