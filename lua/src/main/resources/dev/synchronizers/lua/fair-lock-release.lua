@@ -1,16 +1,21 @@
--- fair-lock-release.lua: release the owner's hold (its last local hold) and wake whoever waits: the first fair waiter by name.
--- A release wakes only fair waiters here; the non-fair lock's release is lock-release.lua.
+-- fair-lock-release.lua: release the owner's hold (its last local hold) and hand the lock to the first live fair waiter.
+-- A release serves only fair waiters here; the non-fair lock's release is lock-release.lua.
 --
 -- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while a non-fair waiter waits
--- KEYS[2] queue     zset    fair waiter -> arrival order
--- KEYS[3] places    zset    fair waiter -> end of its place's lease, server time in ms
--- KEYS[4] wakeups   channel wake-ups are published to: 'released' for non-fair waiters, a fair waiter's owner
+-- KEYS[2] token     string  last fencing token issued for this name; lives one second past its issue
+-- KEYS[3] queue     zset    fair waiter -> arrival order
+-- KEYS[4] places    zset    fair waiter -> end of its place's lease, server time in ms
+-- KEYS[5] wakeups   channel 'released' for non-fair waiters; 'granted:<owner>=<token>' for the fair waiter served
 -- ARGV[1] owner     "<client-uuid>:<thread-id>"
 -- ARGV[2] token     fencing token of the hold being released
 --
--- Returns {1, next}  released; next is the first live fair waiter, now woken, or '' if none
+-- The waiter served holds the lock from here on, with a new token, leased until its place would
+-- have ended (its client renews it from then); it learns so from the message, or, if that is lost,
+-- from its next try, which finds it holding the lock and takes it afresh.
+--
+-- Returns {1, next}  released; next is the fair waiter now holding the lock, or '' if none waits
 --         {0, ''}    the owner does not hold this hold: its lease ran out, it was forced, or it never held it
-local lock, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local lock, token_key, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, token = ARGV[1], ARGV[2]
 
 -- Matching the token, not just the owner, makes a late or repeated release (a reply lost to a
@@ -25,16 +30,30 @@ if waiting == 1 then
   redis.call('PUBLISH', wakeups, 'released')
 end
 
--- The first fair waiter whose place is still leased is woken by name: one waiter, not the herd.
+-- Serve the first fair waiter whose place is still leased: one waiter, not the herd, and no
+-- second round trip for it.
 local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local now_ms = math.floor(now_us / 1000)
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
   redis.call('ZREM', queue, gone)
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 local next_waiter = redis.call('ZRANGE', queue, 0, 0)[1]
-if next_waiter then
-  redis.call('PUBLISH', wakeups, next_waiter)
-  return {1, next_waiter}
+if not next_waiter then
+  return {1, ''}
 end
-return {1, ''}
+local place_end = tonumber(redis.call('ZSCORE', places, next_waiter) or '0')
+redis.call('ZREM', queue, next_waiter)
+redis.call('ZREM', places, next_waiter)
+if place_end <= now_ms then
+  -- Queued without a place: left half-written; drop it and let the next release serve the rest.
+  return {1, ''}
+end
+-- Same token rule as lock-acquire.lua: server clock in microseconds, raised past the last token.
+local next_token = math.max(now_us, tonumber(redis.call('GET', token_key) or '0') + 1)
+redis.call('HSET', lock, next_waiter, next_token)
+redis.call('PEXPIRE', lock, place_end - now_ms)
+redis.call('SET', token_key, next_token, 'PX', math.floor((next_token - now_us) / 1000) + 1000)
+redis.call('PUBLISH', wakeups, 'granted:' .. next_waiter .. '=' .. next_token)
+return {1, next_waiter}

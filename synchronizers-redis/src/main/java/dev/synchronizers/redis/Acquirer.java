@@ -57,12 +57,13 @@ final class Acquirer {
 
         /**
          * Books what Redis handed this waiter while it waited ({@link
-         * WakeupDispatcher.Subscription#granted()}), without asking Redis again. Only steps whose
-         * scripts serve a line by granting are ever called.
+         * WakeupDispatcher.Subscription#granted()}), without asking Redis again where it can. Only
+         * steps whose scripts serve a line by granting are ever called.
          *
-         * @return the acquired attempt
+         * @param detail what the grant message said of the grant, e.g. a fencing token; "" if nothing
+         * @return the attempt: acquired, unless a try made instead found nothing handed over
          */
-        default Attempt granted() {
+        default Attempt granted(String detail) {
             throw new IllegalStateException("this synchronizer does not grant by message");
         }
 
@@ -167,8 +168,15 @@ final class Acquirer {
                     }
                     interrupted = true;
                 }
-                if (subscription.granted()) {
-                    return step.granted();
+                String grant = subscription.granted();
+                if (grant != null) {
+                    Attempt claimed = step.granted(grant);
+                    if (claimed.acquired()) {
+                        return claimed;
+                    }
+                    subscription.forgetGrant();
+                    attempt = claimed;
+                    continue;
                 }
                 if (attempt != null) {
                     long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);

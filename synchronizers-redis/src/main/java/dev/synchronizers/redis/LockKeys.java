@@ -49,7 +49,8 @@ record LockKeys(String lock, String token, String queue, String places, String r
             case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING -> new String[] {lock, token};
             case FAIR_LOCK_ACQUIRE -> new String[] {lock, token, queue, places};
             case LOCK_RELEASE -> new String[] {lock, wakeups};
-            case FAIR_LOCK_RELEASE, LOCK_FORCE_UNLOCK, FAIR_LOCK_LEAVE -> new String[] {lock, queue, places, wakeups};
+            case FAIR_LOCK_RELEASE, FAIR_LOCK_LEAVE -> new String[] {lock, token, queue, places, wakeups};
+            case LOCK_FORCE_UNLOCK -> new String[] {lock, queue, places, wakeups};
             case LOCK_RENEW -> new String[] {lock};
             case FAIR_LOCK_RENEW_PLACE -> new String[] {queue, places};
             case RW_READ_ACQUIRE -> new String[] {lock, token, readers, readTokens, queue, places, readersWaiting};

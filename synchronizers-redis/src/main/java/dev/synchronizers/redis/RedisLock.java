@@ -183,7 +183,7 @@ final class RedisLock implements DistributedLock {
         machinery.checkOpen();
         String owner = machinery.currentOwner();
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
-        Attempt attempt = acquirer.acquire(new Waiter(owner, firstTry, leaseMillis), owner, timeoutNanos, interruptible);
+        Attempt attempt = acquirer.acquire(new Waiter(owner, firstTry, leaseMillis, fixedLeaseMillis > 0), owner, timeoutNanos, interruptible);
         if (!attempt.acquired()) {
             return false;
         }
@@ -216,12 +216,14 @@ final class RedisLock implements DistributedLock {
         private final String owner;
         private final Script firstTry;
         private final String lease;
+        private final boolean fixedLease;
         private final QueuePlace place;
 
-        Waiter(String owner, Script firstTry, long leaseMillis) {
+        Waiter(String owner, Script firstTry, long leaseMillis, boolean fixedLease) {
             this.owner = owner;
             this.firstTry = firstTry;
             this.lease = Long.toString(leaseMillis);
+            this.fixedLease = fixedLease;
             this.place = policy.leave != null
                     ? new QueuePlace(machinery, owner, Script.FAIR_LOCK_RENEW_PLACE,
                             keys.keysFor(Script.FAIR_LOCK_RENEW_PLACE), policy.leave,
@@ -249,6 +251,19 @@ final class RedisLock implements DistributedLock {
                 place.queued(sent);
             }
             return attempt;
+        }
+
+        /**
+         * A fair release handed the lock to this waiter, with a new token, leased as the waiter's
+         * place was: it holds it from then on, which the waiter's place last confirmed was later
+         * than. A fixed lease takes the lock afresh instead, to lease it as asked.
+         */
+        @Override
+        public Attempt granted(String detail) {
+            if (fixedLease || detail.isEmpty()) {
+                return attempt(true);
+            }
+            return new Attempt(true, Long.parseLong(detail), 0, place.queuedSinceAtLeast());
         }
 
         @Override

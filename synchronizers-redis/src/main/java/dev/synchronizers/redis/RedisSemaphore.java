@@ -160,7 +160,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             }
 
             @Override
-            public Attempt granted() {
+            public Attempt granted(String detail) {
                 // Served from the line after the waiter was last known queued: the lease runs from then at least.
                 long since = place.queuedSinceAtLeast();
                 record(permits, since);

@@ -19,10 +19,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>A message is either {@value #EVERYONE}, which wakes every waiter of the channel in this client,
  * or the owner string of one waiter, which wakes that waiter only: a fair lock wakes its next
- * waiter by name, not the herd. A message {@value #GRANTED}{@code <owner>} also wakes one waiter
- * by name, and tells it that what it waited for was handed to it in Redis
- * ({@link Subscription#granted()}): the semaphore serves its line that way, without the waiter
- * asking again.
+ * waiter by name, not the herd. A message {@value #GRANTED}{@code <owner>}, or
+ * {@value #GRANTED}{@code <owner>=<detail>}, also wakes one waiter by name, and tells it that what
+ * it waited for was handed to it in Redis ({@link Subscription#granted()}), with what it needs to
+ * know of it (the fair lock's new fencing token): the semaphore and the fair lock serve their line
+ * that way, without the waiter asking again. A grant that arrives before its waiter subscribed
+ * only wakes it, and the waiter's next try finds what was handed to it.
  *
  * <p>One Pub/Sub connection serves every waiter of the client. A channel is subscribed when its
  * first local waiter arrives; when its last one leaves it lingers, still subscribed, until the
@@ -157,9 +159,8 @@ public final class WakeupDispatcher implements AutoCloseable {
         subscription.liveSinceFirstTry = state.liveSinceNanos <= sinceNanos;
         Long named = state.unclaimed.get(owner);
         Long granted = state.unclaimed.get(GRANTED + owner);
-        if (granted != null && granted >= sinceNanos) {
-            subscription.grant();
-        } else if (state.everyoneNanos >= sinceNanos || named != null && named >= sinceNanos) {
+        if (state.everyoneNanos >= sinceNanos || named != null && named >= sinceNanos
+                || granted != null && granted >= sinceNanos) {
             subscription.wake();
         }
         return subscription;
@@ -225,18 +226,27 @@ public final class WakeupDispatcher implements AutoCloseable {
         long now = System.nanoTime();
         boolean everyone = EVERYONE.equals(message);
         boolean grant = message.startsWith(GRANTED);
-        String named = grant ? message.substring(GRANTED.length()) : message;
+        String named = message;
+        String detail = "";
+        if (grant) {
+            named = message.substring(GRANTED.length());
+            int equals = named.indexOf('=');
+            if (equals >= 0) {
+                detail = named.substring(equals + 1);
+                named = named.substring(0, equals);
+            }
+        }
         if (everyone) {
             state.everyoneNanos = now;
         } else if (named.startsWith(ownerPrefix)) {
-            state.unclaimed.put(message, now);
+            state.unclaimed.put(grant ? GRANTED + named : named, now);
         }
         for (Subscription waiter : state.waiters) {
             if (everyone) {
                 waiter.wake();
             } else if (waiter.owner.equals(named)) {
                 if (grant) {
-                    waiter.grant();
+                    waiter.grant(detail);
                 } else {
                     waiter.wake();
                 }
@@ -295,7 +305,8 @@ public final class WakeupDispatcher implements AutoCloseable {
         private final String owner;
         private final Thread waiter;
         private volatile boolean woken;
-        private volatile boolean granted;
+        /** What a grant message said after the owner, "" if nothing; null until granted. */
+        private volatile String grant;
         private boolean closed;
         private boolean liveSinceFirstTry;
 
@@ -325,16 +336,26 @@ public final class WakeupDispatcher implements AutoCloseable {
          * Tells whether a {@value #GRANTED} message named this waiter: what it waits for is
          * already its own in Redis. Unlike a wake-up, {@link #reset()} does not forget it.
          *
-         * @return true once granted
+         * @return what the message said after the owner and {@code =} ("" if nothing), or null if
+         *     no grant arrived (or it was {@linkplain #forgetGrant() forgotten})
          */
-        public boolean granted() {
-            return granted;
+        public String granted() {
+            return grant;
         }
 
-        /** Marks the waiter as granted and wakes it. */
-        public void grant() {
-            granted = true;
+        /**
+         * Marks the waiter as granted and wakes it.
+         *
+         * @param detail what the grant message said after the owner, "" if nothing
+         */
+        public void grant(String detail) {
+            grant = detail;
             wake();
+        }
+
+        /** Forgets a grant the waiter could not use, so that it waits for the next one. */
+        public void forgetGrant() {
+            grant = null;
         }
 
         /** Wakes the subscribed thread, now or at its next {@link #await(long)}. */
