@@ -8,10 +8,12 @@
 -- ARGV[2] lease_ms  lease of the hold, in milliseconds
 -- ARGV[3] place_ms  lease of a place in the queue, in milliseconds
 --
--- Returns {1, token}    acquired; token is this hold's fencing token
---         {0, wait_ms}  queued (or kept in place); wait_ms is how long until the lock can change hands
---                       without a wake-up: the holder's remaining lease, or the first waiter's
---                       remaining place lease if the lock is free (-1: the holder has no lease)
+-- Returns {1, token}           acquired; token is this hold's fencing token
+--         {0, wait_ms, floor}  queued (or kept in place); wait_ms is how long until the lock can change
+--                              hands without a wake-up: the holder's remaining lease, or the first
+--                              waiter's remaining place lease if the lock is free (-1: the holder has
+--                              no lease); floor is at least every token issued so far, so a grant
+--                              message with a token at or below it is an old one
 local lock, token_key, queue, places = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease_ms, place_ms = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 
@@ -54,7 +56,8 @@ for _, key in ipairs({queue, places}) do
   end
 end
 
+local floor = math.max(now_us, tonumber(redis.call('GET', token_key) or '0'))
 if held_by_other then
-  return {0, redis.call('PTTL', lock)}
+  return {0, redis.call('PTTL', lock), floor}
 end
-return {0, tonumber(redis.call('ZSCORE', places, head)) - now_ms}
+return {0, tonumber(redis.call('ZSCORE', places, head)) - now_ms, floor}

@@ -16,18 +16,19 @@
 local lock, token_key, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
+local was_head = redis.call('ZRANGE', queue, 0, 0)[1] == owner
 local result = redis.call('ZREM', queue, owner)
 redis.call('ZREM', places, owner)
 if redis.call('HEXISTS', lock, owner) == 1 then
   redis.call('DEL', lock)
   result = 2
 end
-if redis.call('EXISTS', lock) == 1 then
+if result == 0 or result == 1 and not was_head or redis.call('EXISTS', lock) == 1 then
   return result
 end
 
--- The lock is free: serve the first live waiter, as fair-lock-release.lua does, so that it does
--- not wait for nobody.
+-- The lock is free and the leaver was next in line (or had it): serve the first live waiter, as
+-- fair-lock-release.lua does, so that it does not wait for nobody.
 local now = redis.call('TIME')
 local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
 local now_ms = math.floor(now_us / 1000)
@@ -49,5 +50,5 @@ local next_token = math.max(now_us, tonumber(redis.call('GET', token_key) or '0'
 redis.call('HSET', lock, next_waiter, next_token)
 redis.call('PEXPIRE', lock, place_end - now_ms)
 redis.call('SET', token_key, next_token, 'PX', math.floor((next_token - now_us) / 1000) + 1000)
-redis.call('PUBLISH', wakeups, 'granted:' .. next_waiter .. '=' .. next_token)
+redis.call('PUBLISH', wakeups, 'granted:' .. next_waiter .. '=' .. string.format('%d', next_token))
 return result

@@ -55,5 +55,5 @@ local next_token = math.max(now_us, tonumber(redis.call('GET', token_key) or '0'
 redis.call('HSET', lock, next_waiter, next_token)
 redis.call('PEXPIRE', lock, place_end - now_ms)
 redis.call('SET', token_key, next_token, 'PX', math.floor((next_token - now_us) / 1000) + 1000)
-redis.call('PUBLISH', wakeups, 'granted:' .. next_waiter .. '=' .. next_token)
+redis.call('PUBLISH', wakeups, 'granted:' .. next_waiter .. '=' .. string.format('%d', next_token))
 return {1, next_waiter}

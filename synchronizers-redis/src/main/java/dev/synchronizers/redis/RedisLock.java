@@ -218,6 +218,8 @@ final class RedisLock implements DistributedLock {
         private final String lease;
         private final boolean fixedLease;
         private final QueuePlace place;
+        /** The highest grant floor a queueing try of this wait was told; grants at or below it are old. */
+        private long grantFloor = -1;
 
         Waiter(String owner, Script firstTry, long leaseMillis, boolean fixedLease) {
             this.owner = owner;
@@ -249,6 +251,7 @@ final class RedisLock implements DistributedLock {
             Attempt attempt = Attempt.of(reply, sent);
             if (!attempt.acquired() && script == policy.queuedTry) {
                 place.queued(sent);
+                grantFloor = Math.max(grantFloor, attempt.fencingToken());
             }
             return attempt;
         }
@@ -256,14 +259,18 @@ final class RedisLock implements DistributedLock {
         /**
          * A fair release handed the lock to this waiter, with a new token, leased as the waiter's
          * place was: it holds it from then on, which the waiter's place last confirmed was later
-         * than. A fixed lease takes the lock afresh instead, to lease it as asked.
+         * than. The message names the thread, not this wait, so one that took long to arrive may
+         * be meant for an earlier wait of the thread: its token is then at or below the floor this
+         * wait was told, and a try settles what the thread holds. A fixed lease takes the lock
+         * afresh with a try too, to lease it as asked.
          */
         @Override
         public Attempt granted(String detail) {
-            if (fixedLease || detail.isEmpty()) {
+            long token = detail.isEmpty() ? -1 : Long.parseLong(detail);
+            if (fixedLease || token <= grantFloor) {
                 return attempt(true);
             }
-            return new Attempt(true, Long.parseLong(detail), 0, place.queuedSinceAtLeast());
+            return new Attempt(true, token, 0, place.queuedSinceAtLeast());
         }
 
         @Override
