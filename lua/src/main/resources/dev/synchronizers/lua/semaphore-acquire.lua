@@ -43,6 +43,14 @@ redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 local total = tonumber(redis.call('GET', total_key) or '0')
 local free = total - tonumber(redis.call('HGET', holds, ':sum') or '0')
 
+-- A queued waiter asking for more than the total leaves the line before it is served, so that it
+-- neither blocks the waiters behind it nor is told about itself.
+if permits > total and redis.call('ZSCORE', queue, waiter) then
+  redis.call('ZREM', queue, waiter)
+  redis.call('ZREM', places, waiter)
+  redis.call('HDEL', asks, waiter)
+end
+
 -- Serve the line: while the first waiter's ask fits, its client takes the permits, leased until
 -- the waiter's place would have ended, and the waiter is told by name.
 local served_until = 0

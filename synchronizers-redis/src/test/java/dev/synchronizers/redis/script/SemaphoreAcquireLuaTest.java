@@ -14,11 +14,12 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code semaphore-acquire.lua} against a real server, on totals, holdings and queues written by
- * hand: the holdings and leases an acquire writes, the queue a short attempt joins (FIFO, places
- * leased in server time), the wait it is told, and the purge of expired leases and places. With
- * permits left over after it is served, it wakes the next in line by name (a waiter woken together
- * with it by a release may have tried too early); otherwise it publishes nothing.
+ * {@code semaphore-acquire.lua} against a real server, on totals, holdings, queues and grant
+ * records written by hand: the holdings and leases an acquire writes, the queue a short attempt
+ * joins (FIFO, places leased in server time, asks recorded), the wait it is told, the purge of
+ * expired leases and places, the serving of the line (each waiter whose ask fits is granted:
+ * taken out of the queue, its client booked, {@code granted:<waiter>} published, except to the
+ * caller), and the claim of a grant by the waiter it was made to.
  *
  * <p>Times are checked against the server's clock read just before and after a call: a lease the
  * script sets at its own {@code TIME} ends between the two readings plus the lease.
@@ -38,13 +39,9 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         sem = new SemaphoreFixture(lua, base);
     }
 
-    private String[] keys() {
-        return new String[] {sem.total, sem.holds, sem.leases, sem.queue, sem.places, sem.wakeups};
-    }
-
     private List<Object> acquire(String client, String waiter, long permits, long leaseMs, long placeMs)
             throws Exception {
-        return lua.run(Script.SEMAPHORE_ACQUIRE, keys(), client, waiter, Long.toString(permits),
+        return lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), client, waiter, Long.toString(permits),
                 Long.toString(leaseMs), Long.toString(placeMs));
     }
 
@@ -64,11 +61,25 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         sem.hold(client, permits, leaseEndMs, LONG_LEASE_MS);
     }
 
-    /** Queues a waiter at {@code order} whose place ends at {@code placeEndMs} (server time); the keys live long. */
-    private void queued(String waiter, long order, long placeEndMs) {
-        sem.queued(waiter, order, placeEndMs);
-        lua.redis.pexpire(sem.queue, LONG_LEASE_MS);
-        lua.redis.pexpire(sem.places, LONG_LEASE_MS);
+    /**
+     * Queues a waiter at {@code order} asking for {@code permits}, whose place ends at
+     * {@code placeEndMs} (server time); the keys live long.
+     */
+    private void asking(String waiter, long order, long permits, long placeEndMs) {
+        sem.asking(waiter, order, permits, placeEndMs);
+        liveLong();
+    }
+
+    /** Writes a grant record for a waiter, ending at {@code placeEndMs}; the keys live long. */
+    private void granted(String waiter, long permits, long placeEndMs) {
+        sem.granted(waiter, permits, placeEndMs);
+        liveLong();
+    }
+
+    private void liveLong() {
+        for (String key : List.of(sem.queue, sem.places, sem.asks)) {
+            lua.redis.pexpire(key, LONG_LEASE_MS);
+        }
     }
 
     private static void assertWithin(String what, double value, long fromMs, long toMs) {
@@ -82,32 +93,52 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     void acquire_moreThanTheTotal_returnsMinusOneAndTheTotalAndWritesNothing() throws Exception {
         lua.redis.set(sem.total, "3");
 
-        assertEquals(List.of(-1L, 3L), acquire("c1", "c1:1", 4));
+        assertEquals(List.of(-1L, 3L), acquire("c1", "c1:1:1", 4));
 
-        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases, sem.queue, sem.places), "nothing is held or queued");
+        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases, sem.queue, sem.places, sem.asks),
+                "nothing is held, queued or asked");
         assertEquals("3", lua.redis.get(sem.total));
     }
 
     @Test
     void acquire_absentTotal_countsAsZero() throws Exception {
-        assertEquals(List.of(-1L, 0L), acquire("c1", "c1:1", 1));
+        assertEquals(List.of(-1L, 0L), acquire("c1", "c1:1:1", 1));
 
-        assertEquals(0L, lua.redis.exists(sem.total, sem.holds, sem.leases, sem.queue, sem.places));
+        assertEquals(0L, lua.redis.exists(sem.total, sem.holds, sem.leases, sem.queue, sem.places, sem.asks));
     }
 
     @Test
-    void acquire_queuedWaiterAfterTheTotalShrank_returnsMinusOneAndLeavesTheQueue() throws Exception {
+    void acquire_queuedWaiterAfterTheTotalShrank_returnsMinusOneAndLeavesTheLine() throws Exception {
         lua.redis.set(sem.total, "3");
         hold("holder", 3, lua.farEnd());
-        queuedAttempt("c1", "c1:1", 2, PLACE_MS);
-        queuedAttempt("c2", "c2:1", 1, PLACE_MS);
+        queuedAttempt("c1", "c1:1:1", 2, PLACE_MS);
+        queuedAttempt("c2", "c2:1:1", 1, PLACE_MS);
         lua.redis.set(sem.total, "1");   // shrunk by hand
 
-        assertEquals(List.of(-1L, 1L), acquire("c1", "c1:1", 2));
+        assertEquals(List.of(-1L, 1L), acquire("c1", "c1:1:1", 2));
 
-        assertEquals(List.of("c2:1"), sem.queueOrder(), "the refused waiter is not left queued");
-        assertEquals(List.of("c2:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(List.of("c2:1:1"), sem.queueOrder(), "the refused waiter is not left queued");
+        assertEquals(List.of("c2:1:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(Map.of("c2:1:1", "1"), sem.asks(), "nor is its ask kept");
         assertEquals(Map.of("holder", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
+    }
+
+    @Test
+    void acquire_firstInLineAskingMoreThanTheShrunkTotal_leavesWithoutAMessageAndTheNextIsServed() throws Exception {
+        // c1:1:1 asks for 3, the total shrank to 2: it must leave, and c2:1:1 fits in the free permit.
+        lua.redis.set(sem.total, "2");
+        long end = lua.farEnd();
+        hold("holder", 1, end);
+        asking("c1:1:1", 1, 3, end);
+        asking("c2:1:1", 2, 1, end);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(-1L, 2L), acquire("c1", "c1:1:1", 3)),
+                "granted:c2:1:1");
+
+        assertEquals(0L, lua.redis.exists(sem.queue), "c1:1:1 left the line, c2:1:1 was served");
+        assertEquals(List.of(ScoredValue.just(end, "c2:1:1")), sem.placeEnds(), "c2:1:1's grant record");
+        assertEquals(Map.of("c2:1:1", "1"), sem.asks());
+        assertEquals(Map.of("holder", "1", "c2", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
     }
 
     /* --------------- free permits, empty queue --------------- */
@@ -117,7 +148,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "5");
 
         long before = lua.serverMillis();
-        List<Object> reply = acquire("c1", "c1:1", 2);
+        List<Object> reply = acquire("c1", "c1:1:1", 2);
         long after = lua.serverMillis();
 
         assertEquals(List.of(1L, 3L), reply, "acquired, 3 left for others");
@@ -126,7 +157,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         assertWithin("c1's lease end", lua.redis.zscore(sem.leases, "c1"), before + LEASE_MS, after + LEASE_MS);
         lua.assertTtlSetSince(sem.holds, LEASE_MS, before);
         lua.assertTtlSetSince(sem.leases, LEASE_MS, before);
-        assertEquals(0L, lua.redis.exists(sem.queue, sem.places), "the waiter is not queued");
+        assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks), "the waiter is not queued");
         assertEquals("5", lua.redis.get(sem.total));
         assertEquals(-1L, lua.redis.pttl(sem.total), "the total keeps no TTL");
     }
@@ -135,7 +166,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     void acquire_allPermits_leavesZero() throws Exception {
         lua.redis.set(sem.total, "3");
 
-        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1", 3));
+        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 3));
 
         assertEquals(Map.of("c1", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
     }
@@ -144,8 +175,8 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     void acquire_twoThreadsOfOneClient_addUpUnderTheClient() throws Exception {
         lua.redis.set(sem.total, "5");
 
-        assertEquals(List.of(1L, 3L), acquire("c1", "c1:1", 2));
-        assertEquals(List.of(1L, 2L), acquire("c1", "c1:2", 1));
+        assertEquals(List.of(1L, 3L), acquire("c1", "c1:1:1", 2));
+        assertEquals(List.of(1L, 2L), acquire("c1", "c1:2:1", 1));
 
         assertEquals(Map.of("c1", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
         assertEquals(List.of("c1"), lua.redis.zrange(sem.leases, 0, -1));
@@ -155,8 +186,8 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     void acquire_twoClients_eachHasItsFieldAndLease() throws Exception {
         lua.redis.set(sem.total, "5");
 
-        assertEquals(List.of(1L, 3L), acquire("c1", "c1:1", 2));
-        assertEquals(List.of(1L, 2L), acquire("c2", "c2:1", 1));
+        assertEquals(List.of(1L, 3L), acquire("c1", "c1:1:1", 2));
+        assertEquals(List.of(1L, 2L), acquire("c2", "c2:1:1", 1));
 
         assertEquals(Map.of("c1", "2", "c2", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
         assertEquals(List.of("c1", "c2"), lua.redis.zrange(sem.leases, 0, -1));
@@ -166,10 +197,10 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     void acquire_shorterLeaseLater_doesNotShortenTheKeys() throws Exception {
         lua.redis.set(sem.total, "5");
         long before = lua.serverMillis();
-        acquire("c1", "c1:1", 1, LONG_LEASE_MS, PLACE_MS);
+        acquire("c1", "c1:1:1", 1, LONG_LEASE_MS, PLACE_MS);
 
         long second = lua.serverMillis();
-        assertEquals(1L, acquire("c2", "c2:1", 1, LEASE_MS, PLACE_MS).get(0));
+        assertEquals(1L, acquire("c2", "c2:1:1", 1, LEASE_MS, PLACE_MS).get(0));
         long after = lua.serverMillis();
 
         lua.assertTtlSetSince(sem.holds, LONG_LEASE_MS, before);
@@ -181,24 +212,42 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     void acquire_withEmptyQueue_publishesNothing() throws Exception {
         lua.redis.set(sem.total, "5");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 4L), acquire("c1", "c1:1", 1)));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 4L), acquire("c1", "c1:1:1", 1)));
+    }
+
+    @Test
+    void acquire_freePermitsButOnlyGrantRecordsOfOthers_acquiresDirectly() throws Exception {
+        // A grant record is not in the queue: it does not stand in the line.
+        lua.redis.set(sem.total, "3");
+        long end = lua.farEnd();
+        hold("c2", 1, end);
+        granted("c2:1:1", 1, end);
+
+        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2));
+
+        assertEquals(Map.of("c1", "2", "c2", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of(ScoredValue.just(end, "c2:1:1")), sem.placeEnds(), "the record stays");
+        assertEquals(Map.of("c2:1:1", "1"), sem.asks());
     }
 
     /* --------------- not enough: queueing --------------- */
 
     @Test
-    void acquire_notEnough_queuesAtTheTailWithAPlaceLeasedInServerTime() throws Exception {
+    void acquire_notEnough_queuesAtTheTailWithAPlaceLeasedInServerTimeAndItsAsk() throws Exception {
         lua.redis.set(sem.total, "3");
         hold("holder", 2, lua.farEnd());
 
         long before = lua.serverMillis();
-        queuedAttempt("c1", "c1:1", 2, PLACE_MS);
+        queuedAttempt("c1", "c1:1:1", 2, PLACE_MS);
         long after = lua.serverMillis();
 
-        assertEquals(List.of("c1:1"), sem.queueOrder());
-        assertWithin("c1:1's place end", lua.redis.zscore(sem.places, "c1:1"), before + PLACE_MS, after + PLACE_MS);
+        assertEquals(List.of("c1:1:1"), sem.queueOrder());
+        assertWithin("c1:1:1's place end", lua.redis.zscore(sem.places, "c1:1:1"), before + PLACE_MS,
+                after + PLACE_MS);
+        assertEquals(Map.of("c1:1:1", "2"), sem.asks());
         lua.assertTtlSetSince(sem.queue, PLACE_MS, before);
         lua.assertTtlSetSince(sem.places, PLACE_MS, before);
+        lua.assertTtlSetSince(sem.asks, PLACE_MS, before);
         assertEquals(Map.of("holder", "2", ":sum", "2"), lua.redis.hgetall(sem.holds), "nothing is acquired");
         assertEquals(List.of("holder"), lua.redis.zrange(sem.leases, 0, -1));
     }
@@ -208,37 +257,55 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "1");
         hold("holder", 1, lua.farEnd());
 
-        for (String waiter : List.of("c3:1", "c1:1", "c2:1")) {
-            queuedAttempt(waiter.substring(0, 2), waiter, 1, PLACE_MS);
+        for (String client : List.of("c3", "c1", "c2")) {
+            queuedAttempt(client, client + ":1:1", 1, PLACE_MS);
         }
 
         // Not alphabetical: the order they came in.
-        assertEquals(List.of("c3:1", "c1:1", "c2:1"), sem.queueOrder());
+        assertEquals(List.of("c3:1:1", "c1:1:1", "c2:1:1"), sem.queueOrder());
         List<ScoredValue<String>> scores = lua.redis.zrangeWithScores(sem.queue, 0, -1);
         assertTrue(scores.get(0).getScore() < scores.get(1).getScore()
                 && scores.get(1).getScore() < scores.get(2).getScore(), () -> "arrival scores " + scores);
         assertEquals(3L, lua.redis.zcard(sem.places), "every queued waiter has a place");
+        assertEquals(Map.of("c3:1:1", "1", "c1:1:1", "1", "c2:1:1", "1"), sem.asks(), "and an ask");
     }
 
     @Test
-    void acquire_queuedWaiterTriesAgain_keepsItsPositionAndRefreshesItsPlace() throws Exception {
-        lua.redis.set(sem.total, "1");
-        hold("holder", 1, lua.farEnd());
-        queuedAttempt("c1", "c1:1", 1, PLACE_MS);
-        queuedAttempt("c2", "c2:1", 1, PLACE_MS);
-        Double arrival = lua.redis.zscore(sem.queue, "c1:1");
+    void acquire_queuedWaiterTriesAgain_keepsItsPositionAndAskAndRefreshesItsPlace() throws Exception {
+        lua.redis.set(sem.total, "2");
+        hold("holder", 2, lua.farEnd());
+        queuedAttempt("c1", "c1:1:1", 2, PLACE_MS);
+        queuedAttempt("c2", "c2:1:1", 1, PLACE_MS);
+        Double arrival = lua.redis.zscore(sem.queue, "c1:1:1");
 
         // A longer place lease on the retry: the new end cannot be mistaken for the old one.
         long before = lua.serverMillis();
-        queuedAttempt("c1", "c1:1", 1, LONG_LEASE_MS);
+        queuedAttempt("c1", "c1:1:1", 2, LONG_LEASE_MS);
         long after = lua.serverMillis();
 
-        assertEquals(List.of("c1:1", "c2:1"), sem.queueOrder());
-        assertEquals(arrival, lua.redis.zscore(sem.queue, "c1:1"), "the arrival order is kept");
-        assertWithin("c1:1's place end", lua.redis.zscore(sem.places, "c1:1"), before + LONG_LEASE_MS,
+        assertEquals(List.of("c1:1:1", "c2:1:1"), sem.queueOrder());
+        assertEquals(arrival, lua.redis.zscore(sem.queue, "c1:1:1"), "the arrival order is kept");
+        assertWithin("c1:1:1's place end", lua.redis.zscore(sem.places, "c1:1:1"), before + LONG_LEASE_MS,
                 after + LONG_LEASE_MS);
+        assertEquals(Map.of("c1:1:1", "2", "c2:1:1", "1"), sem.asks());
         lua.assertTtlSetSince(sem.queue, LONG_LEASE_MS, before);
         lua.assertTtlSetSince(sem.places, LONG_LEASE_MS, before);
+        lua.assertTtlSetSince(sem.asks, LONG_LEASE_MS, before);
+    }
+
+    @Test
+    void acquire_shorterPlaceLater_doesNotShortenTheKeys() throws Exception {
+        lua.redis.set(sem.total, "1");
+        hold("holder", 1, lua.farEnd());
+        long before = lua.serverMillis();
+        queuedAttempt("c1", "c1:1:1", 1, LONG_LEASE_MS);
+
+        queuedAttempt("c2", "c2:1:1", 1, PLACE_MS);
+
+        // The keys outlive c1:1:1's longer place.
+        lua.assertTtlSetSince(sem.queue, LONG_LEASE_MS, before);
+        lua.assertTtlSetSince(sem.places, LONG_LEASE_MS, before);
+        lua.assertTtlSetSince(sem.asks, LONG_LEASE_MS, before);
     }
 
     /* --------------- not enough: the wait --------------- */
@@ -253,7 +320,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         hold("h3", 1, lua.farEnd());
 
         long before = lua.serverMillis();
-        long wait = queuedAttempt("c1", "c1:1", 1, PLACE_MS);
+        long wait = queuedAttempt("c1", "c1:1:1", 1, PLACE_MS);
         long after = lua.serverMillis();
 
         assertWithin("wait", wait, earliest - after, earliest - before);
@@ -264,7 +331,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "1");
         hold("holder", 1, lua.farEnd());
 
-        assertEquals(PLACE_MS, queuedAttempt("c1", "c1:1", 1, PLACE_MS));
+        assertEquals(PLACE_MS, queuedAttempt("c1", "c1:1:1", 1, PLACE_MS));
     }
 
     @Test
@@ -272,14 +339,14 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "1");
         hold("holder", 1, lua.farEnd());
         long firstEnd = lua.serverMillis() + 10_000;   // sooner than PLACE_MS and the holder's lease
-        queued("c0:1", 1, firstEnd);
+        asking("c0:1:1", 1, 1, firstEnd);
 
         long before = lua.serverMillis();
-        long wait = queuedAttempt("c1", "c1:1", 1, PLACE_MS);
+        long wait = queuedAttempt("c1", "c1:1:1", 1, PLACE_MS);
         long after = lua.serverMillis();
 
         assertWithin("wait", wait, firstEnd - after, firstEnd - before);
-        assertEquals(List.of("c0:1", "c1:1"), sem.queueOrder());
+        assertEquals(List.of("c0:1:1", "c1:1:1"), sem.queueOrder());
     }
 
     /* --------------- FIFO --------------- */
@@ -288,75 +355,189 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     void acquire_behindAFirstWaiterThatCannotBeServed_isNotServedThoughPermitsSuffice() throws Exception {
         lua.redis.set(sem.total, "3");
         hold("holder", 1, lua.farEnd());
-        // c0:1 wants 3 and cannot have them; c1:1 would be content with the 2 free permits.
-        assertEquals(0L, acquire("c0", "c0:1", 3).get(0));
+        // c0:1:1 wants 3 and cannot have them; c1:1:1 would be content with the 2 free permits.
+        assertEquals(0L, acquire("c0", "c0:1:1", 3).get(0));
 
-        assertEquals(0L, acquire("c1", "c1:1", 1).get(0), "no barging past the first waiter");
+        lua.assertPublishes(sem.wakeups,
+                () -> assertEquals(0L, acquire("c1", "c1:1:1", 1).get(0), "no barging past the first waiter"));
 
-        assertEquals(List.of("c0:1", "c1:1"), sem.queueOrder());
+        assertEquals(List.of("c0:1:1", "c1:1:1"), sem.queueOrder());
+        assertEquals(Map.of("c0:1:1", "3", "c1:1:1", "1"), sem.asks());
         assertEquals(Map.of("holder", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
         assertEquals(List.of("holder"), lua.redis.zrange(sem.leases, 0, -1));
     }
 
     @Test
-    void acquire_firstWaiterWhenPermitsAreFree_acquiresAndLeavesTheQueue() throws Exception {
+    void acquire_firstWaiterWhenPermitsAreFree_isServedClaimsAndKeepsNoRecord() throws Exception {
         lua.redis.set(sem.total, "2");
         long end = lua.farEnd();
-        queued("c1:1", 1, end);
-        queued("c2:1", 2, end);
+        asking("c1:1:1", 1, 2, end);
+        asking("c2:1:1", 2, 1, end);
 
-        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1", 2));
+        long before = lua.serverMillis();
+        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2));
 
         assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of("c2:1"), sem.queueOrder());
-        assertEquals(List.of(ScoredValue.just(end, "c2:1")), sem.placeEnds());
+        assertEquals(List.of(ScoredValue.just(end, "c1")), lua.redis.zrangeWithScores(sem.leases, 0, -1),
+                "served from the line: leased until its place would have ended");
+        lua.assertTtlSetSince(sem.holds, end - before, before);
+        lua.assertTtlSetSince(sem.leases, end - before, before);
+        assertEquals(List.of("c2:1:1"), sem.queueOrder());
+        assertEquals(List.of(ScoredValue.just(end, "c2:1:1")), sem.placeEnds(), "claimed: no record of c1:1:1");
+        assertEquals(Map.of("c2:1:1", "1"), sem.asks());
     }
 
     @Test
     void acquire_onlyWaiterAcquires_theQueueVanishes() throws Exception {
         lua.redis.set(sem.total, "2");
         hold("holder", 2, lua.farEnd());
-        queuedAttempt("c1", "c1:1", 1, PLACE_MS);
+        queuedAttempt("c1", "c1:1:1", 1, PLACE_MS);
         lua.redis.del(sem.holds, sem.leases);   // the holder's release, by hand
 
-        assertEquals(List.of(1L, 1L), acquire("c1", "c1:1", 1));
+        assertEquals(List.of(1L, 1L), acquire("c1", "c1:1:1", 1));
 
-        assertEquals(0L, lua.redis.exists(sem.queue, sem.places));
+        assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
     }
 
-    /* --------------- no wake-ups --------------- */
+    /* --------------- serving the line --------------- */
 
     @Test
-    void acquire_permitsLeftForTheNextInLine_wakesTheNextByName() throws Exception {
+    void acquire_permitsLeftForOthersInLine_grantsThemInTheSameCall() throws Exception {
         lua.redis.set(sem.total, "3");
         long end = lua.farEnd();
-        queued("c1:1", 1, end);
-        queued("c2:1", 2, end);
-        queued("c3:1", 3, end);
+        asking("c1:1:1", 1, 1, end);
+        asking("c2:1:1", 2, 1, end);
+        asking("c3:1:1", 3, 1, end);
 
-        // The next in line, which may have tried too early.
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L), acquire("c1", "c1:1", 1)), "c2:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)),
+                "granted:c2:1:1", "granted:c3:1:1");
 
-        assertEquals(List.of("c2:1", "c3:1"), sem.queueOrder(), "the others keep their places");
+        assertEquals(0L, lua.redis.exists(sem.queue), "everyone was served");
+        assertEquals(List.of(ScoredValue.just(end, "c2:1:1"), ScoredValue.just(end, "c3:1:1")), sem.placeEnds(),
+                "the others keep their grant records until they claim");
+        assertEquals(Map.of("c2:1:1", "1", "c3:1:1", "1"), sem.asks());
+        assertEquals(Map.of("c1", "1", "c2", "1", "c3", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of(ScoredValue.just(end, "c1"), ScoredValue.just(end, "c2"), ScoredValue.just(end, "c3")),
+                lua.redis.zrangeWithScores(sem.leases, 0, -1));
     }
 
     @Test
-    void acquire_noPermitsLeft_publishesNothing() throws Exception {
+    void acquire_servedByItsOwnCall_publishesNothingToItself() throws Exception {
         lua.redis.set(sem.total, "2");
         long end = lua.farEnd();
-        queued("c1:1", 1, end);
-        queued("c2:1", 2, end);
+        asking("c1:1:1", 1, 2, end);
+        asking("c2:1:1", 2, 1, end);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1", 2)));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2)));
+
+        assertEquals(List.of("c2:1:1"), sem.queueOrder());
+    }
+
+    @Test
+    void acquire_servingTheLineBeforeTheCaller_grantsThoseAheadAndQueuesTheCallerBehind() throws Exception {
+        // A permit came free without a script serving the line (a holder's lease ran out).
+        lua.redis.set(sem.total, "2");
+        long end = lua.farEnd();
+        hold("dead", 1, 0);
+        hold("live", 1, end);
+        asking("c1:1:1", 1, 1, end);
+
+        lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c2", "c2:1:1", 1, PLACE_MS), "granted:c1:1:1");
+
+        assertEquals(List.of("c2:1:1"), sem.queueOrder(), "the caller queued: nothing was left for it");
+        assertEquals(Map.of("live", "1", "c1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "1", "c2:1:1", "1"), sem.asks(), "c1:1:1's grant record and c2:1:1's ask");
     }
 
     @Test
     void acquire_queued_publishesNothing() throws Exception {
         lua.redis.set(sem.total, "1");
         hold("holder", 1, lua.farEnd());
-        queued("c0:1", 1, lua.farEnd());
+        asking("c0:1:1", 1, 1, lua.farEnd());
 
-        lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c1", "c1:1", 1, PLACE_MS));
+        lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c1", "c1:1:1", 1, PLACE_MS));
+    }
+
+    @Test
+    void acquire_firstWaiterAsksMoreThanTheTotal_isToldByBareNameAndBlocksTheLine() throws Exception {
+        // c0:1:1 asked for 3 before the total shrank to 2; c1:1:1 would fit in the free permit.
+        lua.redis.set(sem.total, "2");
+        long end = lua.farEnd();
+        hold("holder", 1, end);
+        asking("c0:1:1", 1, 3, end);
+        asking("c1:1:1", 2, 1, end);
+
+        lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c2", "c2:1:1", 1, PLACE_MS), "c0:1:1");
+
+        assertEquals(List.of("c0:1:1", "c1:1:1", "c2:1:1"), sem.queueOrder(), "nobody is served past it");
+        assertEquals(Map.of("holder", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+    }
+
+    @Test
+    void acquire_queuedWaiterWithoutAnAsk_isDroppedFromTheLine() throws Exception {
+        lua.redis.set(sem.total, "1");
+        sem.queued("c0:1:1", 1, lua.farEnd());   // half-written: a place but no ask
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)));
+
+        assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
+        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds), "nothing is booked for c0");
+    }
+
+    @Test
+    void acquire_queuedWaiterWithoutAPlace_isDroppedFromTheLine() throws Exception {
+        lua.redis.set(sem.total, "1");
+        lua.redis.zadd(sem.queue, 1, "c0:1:1");   // half-written: an ask but no place
+        lua.redis.hset(sem.asks, "c0:1:1", "1");
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)));
+
+        assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
+        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+    }
+
+    /* --------------- claiming a grant --------------- */
+
+    @Test
+    void acquire_grantedWhileWaiting_claimsDropsTheRecordAndBooksNothingMore() throws Exception {
+        lua.redis.set(sem.total, "2");
+        long end = lua.farEnd();
+        hold("c1", 2, end);   // booked when c1:1:1 was served
+        granted("c1:1:1", 2, end);
+        asking("c2:1:1", 1, 1, end);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2)));
+
+        assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds), "the permits are not booked twice");
+        assertEquals(List.of(ScoredValue.just(end, "c1")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
+        assertEquals(List.of("c2:1:1"), sem.queueOrder());
+        assertEquals(List.of(ScoredValue.just(end, "c2:1:1")), sem.placeEnds(), "c1:1:1's record is gone");
+        assertEquals(Map.of("c2:1:1", "1"), sem.asks());
+    }
+
+    @Test
+    void acquire_grantedWhileWaiting_repliesWhatIsLeftForOthers() throws Exception {
+        lua.redis.set(sem.total, "5");
+        long end = lua.farEnd();
+        hold("c1", 2, end);
+        granted("c1:1:1", 2, end);
+
+        assertEquals(List.of(1L, 3L), acquire("c1", "c1:1:1", 2));
+
+        assertEquals(0L, lua.redis.exists(sem.places, sem.asks));
+    }
+
+    @Test
+    void acquire_ownGrantRecordExpired_cannotClaimIt() throws Exception {
+        // The record ran out before the waiter came to claim it: it queues again.
+        lua.redis.set(sem.total, "1");
+        hold("c1", 1, lua.farEnd());
+        granted("c1:1:1", 1, 0);
+
+        queuedAttempt("c1", "c1:1:1", 1, PLACE_MS);
+
+        assertEquals(List.of("c1:1:1"), sem.queueOrder());
+        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
     }
 
     /* --------------- purges --------------- */
@@ -367,7 +548,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         hold("dead", 2, 0);   // stopped renewing long ago
         hold("live", 1, lua.farEnd());
 
-        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1", 2));
+        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2));
 
         assertEquals(Map.of("live", "1", "c1", "2", ":sum", "3"), lua.redis.hgetall(sem.holds),
                 "the dead client's field is gone and ':sum' no longer counts it");
@@ -380,37 +561,56 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         hold("dead", 1, 0);
         hold("live", 2, lua.farEnd());
 
-        queuedAttempt("c1", "c1:1", 2, PLACE_MS);
+        queuedAttempt("c1", "c1:1:1", 2, PLACE_MS);
 
         assertEquals(Map.of("live", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
         assertEquals(List.of("live"), lua.redis.zrange(sem.leases, 0, -1));
-        assertEquals(List.of("c1:1"), sem.queueOrder());
+        assertEquals(List.of("c1:1:1"), sem.queueOrder());
     }
 
     @Test
     void acquire_expiredFirstPlace_isPurgedAndTheNextInLineIsServed() throws Exception {
         lua.redis.set(sem.total, "3");
-        queued("dead:1", 1, 0);   // a place that ended long ago
-        queued("c1:1", 2, lua.farEnd());
+        asking("dead:1:1", 1, 3, 0);   // a place that ended long ago
+        asking("c1:1:1", 2, 1, lua.farEnd());
 
-        assertEquals(List.of(1L, 2L), acquire("c1", "c1:1", 1));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L), acquire("c1", "c1:1:1", 1)));
 
-        assertEquals(0L, lua.redis.exists(sem.queue, sem.places), "the dead waiter was purged, c1:1 left the queue");
+        assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks),
+                "the dead waiter was purged, c1:1:1 was served and claimed");
+        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
     void acquire_expiredPlaceWhileShort_isPurgedAndItsWaiterRequeuesAtTheTail() throws Exception {
         lua.redis.set(sem.total, "1");
         hold("holder", 1, lua.farEnd());
-        queuedAttempt("c1", "c1:1", 1, PLACE_MS);
-        queuedAttempt("c2", "c2:1", 1, PLACE_MS);
-        lua.redis.zadd(sem.places, 0, "c1:1");
+        queuedAttempt("c1", "c1:1:1", 1, PLACE_MS);
+        queuedAttempt("c2", "c2:1:1", 1, PLACE_MS);
+        lua.redis.zadd(sem.places, 0, "c1:1:1");
 
-        queuedAttempt("c3", "c3:1", 1, PLACE_MS);
-        assertEquals(List.of("c2:1", "c3:1"), sem.queueOrder());
-        assertNull(lua.redis.zscore(sem.places, "c1:1"));
+        queuedAttempt("c3", "c3:1:1", 1, PLACE_MS);
+        assertEquals(List.of("c2:1:1", "c3:1:1"), sem.queueOrder());
+        assertNull(lua.redis.zscore(sem.places, "c1:1:1"));
+        assertNull(lua.redis.hget(sem.asks, "c1:1:1"), "its ask went with its place");
 
-        queuedAttempt("c1", "c1:1", 1, PLACE_MS);
-        assertEquals(List.of("c2:1", "c3:1", "c1:1"), sem.queueOrder(), "a purged waiter lost its place");
+        queuedAttempt("c1", "c1:1:1", 1, PLACE_MS);
+        assertEquals(List.of("c2:1:1", "c3:1:1", "c1:1:1"), sem.queueOrder(), "a purged waiter lost its place");
+        assertEquals("1", lua.redis.hget(sem.asks, "c1:1:1"));
+    }
+
+    @Test
+    void acquire_expiredGrantRecordOfAnotherWaiter_isDroppedAndItsClientKeepsThePermits() throws Exception {
+        lua.redis.set(sem.total, "2");
+        long end = lua.farEnd();
+        hold("c2", 1, end);   // c2 holds the permit granted to c2:1:1, and stays alive
+        granted("c2:1:1", 1, 0);
+
+        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1));
+
+        assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "the record is gone");
+        assertEquals(Map.of("c1", "1", "c2", "1", ":sum", "2"), lua.redis.hgetall(sem.holds),
+                "the permit is not taken back from c2");
+        assertEquals(ScoredValue.just(end, "c2"), lua.redis.zrangeWithScores(sem.leases, -1, -1).get(0));
     }
 }

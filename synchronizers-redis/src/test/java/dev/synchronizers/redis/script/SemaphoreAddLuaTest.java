@@ -1,44 +1,50 @@
 package dev.synchronizers.redis.script;
 
+import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@code semaphore-add.lua} against a real server: the total grows and shrinks but never below
- * zero, and only growth wakes waiters, by name: as many from the front of the queue as permits are
- * free (the new total less {@code :sum}), at most 64, in queue order.
+ * zero, and any change purges expired leases and places and serves the line with the permits then
+ * free (the new total less {@code :sum}): from the front of the queue, in order, each waiter whose
+ * ask fits is granted, booked under its client and named in a {@code granted:<waiter>} message.
  */
 @Tag("redis")
 class SemaphoreAddLuaTest extends LuaTestBase {
 
     private SemaphoreFixture sem;
+    /** A lease or place end no test reaches, read from the server's clock. */
+    private long farEnd;
 
     @BeforeEach
     void names() {
         sem = new SemaphoreFixture(lua, base);
+        farEnd = lua.farEnd();
     }
 
-    /** Queues the waiters in the given order. */
-    private void queued(String... waiters) {
-        for (int i = 0; i < waiters.length; i++) {
-            lua.redis.zadd(sem.queue, i + 1, waiters[i]);
-        }
+    /** Queues the waiters in the given order, each asking for one permit, with places ending at {@link #farEnd}. */
+    private void asking(String... waiters) {
+        sem.asking(1, farEnd, waiters);
     }
 
-    /** Books permits for a client, as an acquire would (no lease: add.lua reads only {@code :sum}). */
+    /** Books permits for a client whose lease ends at {@link #farEnd}; the keys live long. */
     private void hold(String client, long permits) {
-        lua.redis.hincrby(sem.holds, client, permits);
-        lua.redis.hincrby(sem.holds, ":sum", permits);
+        sem.hold(client, permits, farEnd, LONG_LEASE_MS);
     }
 
     private List<Object> add(long delta) throws Exception {
-        return lua.run(Script.SEMAPHORE_ADD, new String[] {sem.total, sem.holds, sem.queue, sem.wakeups},
-                Long.toString(delta));
+        return lua.run(Script.SEMAPHORE_ADD, sem.keys(), Long.toString(delta));
+    }
+
+    private static String[] grantedMessages(String... waiters) {
+        return Arrays.stream(waiters).map(waiter -> "granted:" + waiter).toArray(String[]::new);
     }
 
     /* --------------- the total --------------- */
@@ -75,12 +81,14 @@ class SemaphoreAddLuaTest extends LuaTestBase {
     @Test
     void add_shrinkBelowZero_returnsZeroAndTheTotalAndChangesNothing() throws Exception {
         lua.redis.set(sem.total, "2");
-        queued("c1:1");
+        sem.hold("dead", 1, 0, LONG_LEASE_MS);
+        asking("c1:1:1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(0L, 2L), add(-3)));
 
         assertEquals("2", lua.redis.get(sem.total));
-        assertEquals(List.of("c1:1"), sem.queueOrder());
+        assertEquals(List.of("c1:1:1"), sem.queueOrder());
+        assertEquals(Map.of("dead", "1", ":sum", "1"), lua.redis.hgetall(sem.holds), "not even the purge runs");
     }
 
     @Test
@@ -94,33 +102,55 @@ class SemaphoreAddLuaTest extends LuaTestBase {
     void add_shrinkAbsentTotal_isRefusedAndCreatesNothing() throws Exception {
         assertEquals(List.of(0L, 0L), add(-1));
 
-        assertEquals(0L, lua.redis.exists(sem.total, sem.holds, sem.queue));
+        assertEquals(0L, lua.redis.exists(sem.total, sem.holds, sem.leases, sem.queue, sem.places, sem.asks));
     }
 
-    /* --------------- wake-ups --------------- */
+    /* --------------- serving the line --------------- */
 
     @Test
-    void add_twoWithFourWaitersAndTwoFree_wakesTheFirstTwoInOrder() throws Exception {
+    void add_twoWithFourWaitersAndTwoFree_grantsTheFirstTwoInOrder() throws Exception {
         lua.redis.set(sem.total, "3");
         hold("holder", 3);
-        queued("c1:1", "c2:7", "c3:4", "c4:2");
+        asking("c1:1:1", "c2:7:1", "c3:4:1", "c4:2:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 5L), add(2)), "c1:1", "c2:7");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 5L), add(2)),
+                grantedMessages("c1:1:1", "c2:7:1"));
 
-        assertEquals(List.of("c1:1", "c2:7", "c3:4", "c4:2"), sem.queueOrder(),
-                "the queue is not touched");
-        assertEquals("3", lua.redis.hget(sem.holds, ":sum"), "the holdings are not touched");
+        assertEquals(List.of("c3:4:1", "c4:2:1"), sem.queueOrder());
+        assertEquals(Map.of("holder", "3", "c1", "1", "c2", "1", ":sum", "5"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of("c1", "c2", "holder"), lua.redis.zrange(sem.leases, 0, -1));
+        assertEquals(Map.of("c1:1:1", "1", "c2:7:1", "1", "c3:4:1", "1", "c4:2:1", "1"), sem.asks(),
+                "grant records for the served, asks for those still queued");
+        assertEquals(4L, lua.redis.zcard(sem.places));
     }
 
     @Test
-    void add_growthWithNoHolder_wakesAsManyAsTheNewTotal() throws Exception {
-        lua.redis.set(sem.total, "1");
-        queued("c1:1", "c2:7", "c3:4", "c4:2");
+    void add_growthWithNoHolder_grantsAsManyAsTheNewTotal() throws Exception {
+        lua.redis.set(sem.total, "0");
+        asking("c1:1:1", "c2:7:1", "c3:4:1", "c4:2:1");
 
         // An absent holds hash counts as nothing held.
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(2)), "c1:1", "c2:7", "c3:4");
+        long before = lua.serverMillis();
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(3)),
+                grantedMessages("c1:1:1", "c2:7:1", "c3:4:1"));
 
-        assertEquals(0L, lua.redis.exists(sem.holds), "no holds hash is created");
+        assertEquals(List.of("c4:2:1"), sem.queueOrder());
+        assertEquals(Map.of("c1", "1", "c2", "1", "c3", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        lua.assertTtlSetSince(sem.holds, farEnd - before, before);
+        lua.assertTtlSetSince(sem.leases, farEnd - before, before);
+    }
+
+    @Test
+    void add_growthButTheFirstAskStillDoesNotFit_grantsNobody() throws Exception {
+        lua.redis.set(sem.total, "2");
+        hold("holder", 2);
+        sem.asking("c1:1:1", 1, 3, farEnd);
+        sem.asking("c2:1:1", 2, 1, farEnd);   // would fit, but waits behind c1:1:1
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(1)));
+
+        assertEquals(List.of("c1:1:1", "c2:1:1"), sem.queueOrder());
+        assertEquals(Map.of("holder", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
@@ -128,54 +158,105 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         // 4 held of a total shrunk to 2: growing by 2 makes 4 of 4.
         lua.redis.set(sem.total, "2");
         hold("holder", 4);
-        queued("c1:1", "c2:1", "c3:1");
+        asking("c1:1:1", "c2:1:1", "c3:1:1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 4L), add(2)));
+
+        assertEquals(List.of("c1:1:1", "c2:1:1", "c3:1:1"), sem.queueOrder());
     }
 
     @Test
     void add_growthThatLeavesMoreHeldThanTheTotal_publishesNothing() throws Exception {
         lua.redis.set(sem.total, "1");
         hold("holder", 5);
-        queued("c1:1", "c2:1", "c3:1");
+        asking("c1:1:1", "c2:1:1", "c3:1:1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L), add(1)));
+
+        assertEquals(List.of("c1:1:1", "c2:1:1", "c3:1:1"), sem.queueOrder());
     }
 
     @Test
-    void add_seventyWaitersAndAHundredFree_wakesTheFirstSixtyFourInOrder() throws Exception {
+    void add_seventyWaitersAndAHundredFree_grantsAllSeventyInOrder() throws Exception {
         String[] names = SemaphoreFixture.waiters(70);
-        queued(names);
+        asking(names);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 100L), add(100)), Arrays.copyOf(names, 64));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 100L), add(100)), grantedMessages(names));
+
+        assertEquals(0L, lua.redis.exists(sem.queue));
+        assertEquals("70", lua.redis.hget(sem.holds, ":sum"));
     }
 
     @Test
-    void add_growthWithEmptyQueue_publishesNothing() throws Exception {
+    void add_growthWithEmptyQueue_publishesNothingAndCreatesNothing() throws Exception {
         lua.redis.set(sem.total, "1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L), add(1)));
 
-        assertEquals(0L, lua.redis.exists(sem.queue), "no queue is created");
+        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases, sem.queue, sem.places, sem.asks),
+                "no holdings or queue are created");
+    }
+
+    @Test
+    void add_growthAfterAHolderDied_purgesItAndGrantsItsPermitsToo() throws Exception {
+        lua.redis.set(sem.total, "2");
+        sem.hold("dead", 2, 0, LONG_LEASE_MS);   // stopped renewing long ago
+        sem.asking("c1:1:1", 1, 3, farEnd);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(1)), "granted:c1:1:1");
+
+        assertEquals(Map.of("c1", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of("c1"), lua.redis.zrange(sem.leases, 0, -1));
+    }
+
+    @Test
+    void add_expiredPlaces_arePurgedAndNeverGranted() throws Exception {
+        lua.redis.set(sem.total, "0");
+        sem.asking("dead:1:1", 1, 1, 0);
+        sem.asking("c1:1:1", 2, 1, farEnd);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L), add(2)), "granted:c1:1:1");
+
+        assertEquals(0L, lua.redis.exists(sem.queue));
+        assertEquals(List.of("c1:1:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(Map.of("c1:1:1", "1"), sem.asks());
+        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
     void add_shrinkWithQueuedWaiters_publishesNothing() throws Exception {
         lua.redis.set(sem.total, "4");
-        queued("c1:1", "c2:1");
+        hold("holder", 4);
+        asking("c1:1:1", "c2:1:1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(-1)));
 
-        assertEquals(List.of("c1:1", "c2:1"), sem.queueOrder());
+        assertEquals(List.of("c1:1:1", "c2:1:1"), sem.queueOrder());
+    }
+
+    @Test
+    void add_shrinkBelowTheFirstWaitersAsk_tellsItByBareNameAndBlocksTheLine() throws Exception {
+        // c1:1:1 asks for 4 while 2 are held: shrinking to 3 leaves 1 free, and c1:1:1 can never be served.
+        lua.redis.set(sem.total, "4");
+        hold("holder", 2);
+        sem.asking("c1:1:1", 1, 4, farEnd);
+        sem.asking("c2:1:1", 2, 1, farEnd);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(-1)), "c1:1:1");
+
+        assertEquals(List.of("c1:1:1", "c2:1:1"), sem.queueOrder(), "nobody is served past it");
+        assertEquals(Map.of("holder", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
     void add_zeroWithQueuedWaiters_publishesNothing() throws Exception {
         lua.redis.set(sem.total, "4");
-        queued("c1:1");
+        hold("holder", 4);
+        asking("c1:1:1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 4L), add(0)));
 
         assertEquals("4", lua.redis.get(sem.total));
+        assertEquals(List.of("c1:1:1"), sem.queueOrder());
     }
 }

@@ -1,22 +1,37 @@
 package dev.synchronizers.redis.script;
 
+import java.util.Map;
+
 /**
  * The keys of one semaphore under a base unique to the test, with the suffixes {@code SemaphoreKeys}
- * uses (here also the total's: holdings, leases, the waiters' queue and places, the wake-up channel), and
- * hand-made holdings and queues for the {@code Semaphore*LuaTest} classes, so that only the script
- * under test runs.
+ * uses (here also the total's: holdings, leases, the waiters' queue, places and asks, the wake-up
+ * channel), and hand-made holdings, queues and grant records for the {@code Semaphore*LuaTest}
+ * classes, so that only the script under test runs.
+ *
+ * <p>A waiter's client is the part of its name before the first {@code ':'}: the grant of
+ * {@code c1:1} is booked under {@code c1}.
  */
 final class SemaphoreFixture extends QueueFixture {
 
     final String total;
     final String holds;
     final String leases;
+    final String asks;
 
     SemaphoreFixture(LuaHarness lua, String base) {
         super(lua, base);
         total = base + ":total";
         holds = base + ":holds";
         leases = base + ":leases";
+        asks = base + ":asks";
+    }
+
+    /**
+     * The keys of {@code semaphore-acquire.lua}, {@code semaphore-release.lua},
+     * {@code semaphore-leave.lua} and {@code semaphore-add.lua}.
+     */
+    String[] keys() {
+        return new String[] {total, holds, leases, queue, places, asks, wakeups};
     }
 
     /**
@@ -31,7 +46,38 @@ final class SemaphoreFixture extends QueueFixture {
         lua.redis.pexpire(leases, ttlMs);
     }
 
-    /** {@code count} waiter names {@code w00:1, w01:1, ...}, in queue order. */
+    /**
+     * Queues a waiter at {@code order} asking for {@code permits}, whose place ends at
+     * {@code placeEndMs} (server time), as an acquire that queued it would; the keys get no TTL.
+     */
+    void asking(String waiter, long order, long permits, long placeEndMs) {
+        queued(waiter, order, placeEndMs);
+        lua.redis.hset(asks, waiter, Long.toString(permits));
+    }
+
+    /** Queues the waiters in the given order, each asking for {@code permits} with a place ending at {@code placeEndMs}. */
+    void asking(long permits, long placeEndMs, String... waiters) {
+        for (int i = 0; i < waiters.length; i++) {
+            asking(waiters[i], i + 1, permits, placeEndMs);
+        }
+    }
+
+    /**
+     * Writes the grant record of a waiter served from the line and not yet claimed: its place
+     * (ending at {@code placeEndMs}) and its ask, not in the queue. The permits its client holds
+     * for it are booked separately ({@link #hold}); the keys get no TTL.
+     */
+    void granted(String waiter, long permits, long placeEndMs) {
+        lua.redis.zadd(places, placeEndMs, waiter);
+        lua.redis.hset(asks, waiter, Long.toString(permits));
+    }
+
+    /** The asks of queued and granted waiters: waiter -> permits. */
+    Map<String, String> asks() {
+        return lua.redis.hgetall(asks);
+    }
+
+    /** {@code count} waiter names {@code w00:1, w01:1, ...}, in queue order, each of its own client. */
     static String[] waiters(int count) {
         String[] names = new String[count];
         for (int i = 0; i < count; i++) {

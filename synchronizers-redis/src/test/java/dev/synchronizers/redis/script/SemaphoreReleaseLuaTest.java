@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.lettuce.core.ScoredValue;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
@@ -12,10 +13,13 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code semaphore-release.lua} against a real server, on holdings and queues written by hand: the
- * bookkeeping of a partial and a full release, the refusal of more than is held, and the wake-ups:
- * as many live waiters from the front of the queue as permits are free (total less {@code :sum}),
- * at most 64, in queue order.
+ * {@code semaphore-release.lua} against a real server, on holdings, queues and grant records written
+ * by hand: the grant records of claimed waiters it drops, the bookkeeping of a partial and a full
+ * release, the refusal of more than is held, and the serving of the line with the permits then free
+ * (total less {@code :sum}): from the front of the queue, in order, each waiter whose ask fits is
+ * taken out of the queue, keeps its place and ask as a grant record, has its ask booked under its
+ * client (leased until the waiter's place would have ended) and is named in a
+ * {@code granted:<waiter>} message.
  */
 @Tag("redis")
 class SemaphoreReleaseLuaTest extends LuaTestBase {
@@ -38,10 +42,27 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.hold(client, permits, farEnd, LEASE_MS);
     }
 
-    private List<Object> release(String client, long permits) throws Exception {
-        return lua.run(Script.SEMAPHORE_RELEASE,
-                new String[] {sem.total, sem.holds, sem.leases, sem.queue, sem.places, sem.wakeups},
-                client, Long.toString(permits));
+    /** Queues the waiters in order, each asking for one permit, with places ending at {@link #farEnd}. */
+    private void asking(String... waiters) {
+        sem.asking(1, farEnd, waiters);
+    }
+
+    private List<Object> release(String client, long permits, String... claimed) throws Exception {
+        return lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), client, Long.toString(permits),
+                String.join(" ", claimed));
+    }
+
+    /** What {@code waiters} each asking for one permit are granted: their asks, keyed by waiter. */
+    private static Map<String, String> onePermitEach(String... waiters) {
+        Map<String, String> asks = new HashMap<>();
+        for (String waiter : waiters) {
+            asks.put(waiter, "1");
+        }
+        return asks;
+    }
+
+    private static String[] grantedMessages(String... waiters) {
+        return Arrays.stream(waiters).map(waiter -> "granted:" + waiter).toArray(String[]::new);
     }
 
     /* --------------- refused --------------- */
@@ -50,23 +71,36 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
     void release_moreThanHeld_returnsZeroAndWhatIsHeldAndChangesNothing() throws Exception {
         lua.redis.set(sem.total, "5");
         hold("c1", 2);
-        sem.queued("dead:1", 1, 0);
-        sem.queued("c2:1", 2, farEnd);
+        sem.asking("dead:1:1", 1, 1, 0);
+        sem.asking("c2:1:1", 2, 1, farEnd);
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(0L, 2L), release("c1", 3)));
 
         assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
         assertEquals(List.of(ScoredValue.just(farEnd, "c1")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
-        assertEquals(List.of("dead:1", "c2:1"), sem.queueOrder(), "not even the purge runs");
-        assertEquals(List.of("dead:1", "c2:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(List.of("dead:1:1", "c2:1:1"), sem.queueOrder(), "not even the purge runs");
+        assertEquals(List.of("dead:1:1", "c2:1:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(onePermitEach("dead:1:1", "c2:1:1"), sem.asks());
         lua.assertTtlAtMost(sem.holds, LEASE_MS);
+    }
+
+    @Test
+    void release_moreThanHeld_stillDropsTheClaimedRecords() throws Exception {
+        // The records of claimed grants go whatever the release's outcome: the client sends each once.
+        hold("c1", 2);
+        sem.granted("c1:1:1", 2, farEnd);
+
+        assertEquals(List.of(0L, 2L), release("c1", 3, "c1:1:1"));
+
+        assertEquals(0L, lua.redis.exists(sem.places, sem.asks));
+        assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
     void release_clientHoldingNothing_returnsZeroZeroAndCreatesNothing() throws Exception {
         assertEquals(List.of(0L, 0L), release("c1", 1));
 
-        assertEquals(0L, lua.redis.exists(sem.total, sem.holds, sem.leases, sem.queue, sem.places));
+        assertEquals(0L, lua.redis.exists(sem.total, sem.holds, sem.leases, sem.queue, sem.places, sem.asks));
     }
 
     /* --------------- bookkeeping --------------- */
@@ -116,53 +150,215 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         assertEquals(0L, lua.redis.exists(sem.holds, sem.leases));
     }
 
-    /* --------------- wake-ups --------------- */
+    /* --------------- claimed grants --------------- */
 
     @Test
-    void release_onePermitFreeWithQueuedWaiters_wakesOnlyTheFirstByName() throws Exception {
-        lua.redis.set(sem.total, "1");
-        hold("c1", 1);
-        sem.queued(farEnd, "c2:1", "c3:1");
+    void release_claimedGrants_dropsTheirRecordsAndNoOthers() throws Exception {
+        hold("c1", 3);
+        hold("c2", 1);
+        sem.granted("c1:1:1", 1, farEnd);
+        sem.granted("c1:2:1", 2, farEnd);
+        sem.granted("c2:1:1", 1, farEnd);   // not claimed yet
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)), "c2:1");
+        assertEquals(List.of(1L, 2L), release("c1", 1, "c1:1:1", "c1:2:1"));
 
-        assertEquals(List.of("c2:1", "c3:1"), sem.queueOrder(),
-                "the woken waiter keeps its place until it acquires");
-        assertEquals(List.of(ScoredValue.just(farEnd, "c2:1"), ScoredValue.just(farEnd, "c3:1")),
-                sem.placeEnds());
+        assertEquals(List.of(ScoredValue.just(farEnd, "c2:1:1")), sem.placeEnds());
+        assertEquals(Map.of("c2:1:1", "1"), sem.asks());
+        assertEquals(Map.of("c1", "2", "c2", "1", ":sum", "3"), lua.redis.hgetall(sem.holds),
+                "dropping a record gives nothing back");
     }
 
     @Test
-    void release_threePermitsFreeAndFiveWaiters_wakesTheFirstThreeInOrder() throws Exception {
+    void release_claimedListNamingAQueuedWaiter_keepsItQueued() throws Exception {
+        lua.redis.set(sem.total, "3");
+        hold("c1", 2);
+        hold("c9", 1);
+        sem.granted("c1:1:1", 1, farEnd);
+        sem.asking("c1:2:1", 1, 2, farEnd);   // one permit will be free: not enough for it
+
+        lua.assertPublishes(sem.wakeups,
+                () -> assertEquals(List.of(1L, 1L), release("c1", 1, "c1:1:1", "c1:2:1")));
+
+        assertEquals(List.of("c1:2:1"), sem.queueOrder());
+        assertEquals(List.of(ScoredValue.just(farEnd, "c1:2:1")), sem.placeEnds());
+        assertEquals(Map.of("c1:2:1", "2"), sem.asks());
+    }
+
+    @Test
+    void release_claimedWaiterWithNoRecord_isIgnored() throws Exception {
+        hold("c1", 1);
+
+        assertEquals(List.of(1L, 0L), release("c1", 1, "c1:1:1"));
+
+        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases, sem.places, sem.asks));
+    }
+
+    /* --------------- serving the line --------------- */
+
+    @Test
+    void release_onePermitFreeWithQueuedWaiters_grantsOnlyTheFirst() throws Exception {
+        lua.redis.set(sem.total, "1");
+        hold("c1", 1);
+        asking("c2:1:1", "c3:1:1");
+
+        long before = lua.serverMillis();
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)), "granted:c2:1:1");
+
+        assertEquals(List.of("c3:1:1"), sem.queueOrder(), "the granted waiter leaves the queue");
+        assertEquals(List.of(ScoredValue.just(farEnd, "c2:1:1"), ScoredValue.just(farEnd, "c3:1:1")),
+                sem.placeEnds(), "and keeps its place as its grant record until it claims");
+        assertEquals(onePermitEach("c2:1:1", "c3:1:1"), sem.asks());
+        assertEquals(Map.of("c2", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of(ScoredValue.just(farEnd, "c2")), lua.redis.zrangeWithScores(sem.leases, 0, -1),
+                "leased until its waiter's place would have ended");
+        lua.assertTtlSetSince(sem.holds, farEnd - before, before);
+        lua.assertTtlSetSince(sem.leases, farEnd - before, before);
+    }
+
+    @Test
+    void release_threePermitsFreeAndFiveWaiters_grantsTheFirstThreeInOrder() throws Exception {
         lua.redis.set(sem.total, "5");
         hold("c1", 3);
         hold("c2", 2);
-        sem.queued(farEnd, "c3:1", "c4:1", "c5:1", "c6:1", "c7:1");
+        asking("c3:1:1", "c4:1:1", "c5:1:1", "c6:1:1", "c7:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 3)), "c3:1", "c4:1", "c5:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 3)),
+                grantedMessages("c3:1:1", "c4:1:1", "c5:1:1"));
 
-        assertEquals(List.of("c3:1", "c4:1", "c5:1", "c6:1", "c7:1"), sem.queueOrder(),
-                "the queue is not touched");
+        assertEquals(List.of("c6:1:1", "c7:1:1"), sem.queueOrder());
+        assertEquals(Map.of("c2", "2", "c3", "1", "c4", "1", "c5", "1", ":sum", "5"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of("c2", "c3", "c4", "c5"), lua.redis.zrange(sem.leases, 0, -1));
+        assertEquals(onePermitEach("c3:1:1", "c4:1:1", "c5:1:1", "c6:1:1", "c7:1:1"), sem.asks());
     }
 
     @Test
-    void release_freePermitsCountOtherHoldersToo_wakesOnlyAsManyAsAreFree() throws Exception {
+    void release_freePermitsCountOtherHoldersToo_grantsOnlyAsManyAsAreFree() throws Exception {
         // c1 gives back 3, but c2 still holds 3 of the 4: one permit is free.
         lua.redis.set(sem.total, "4");
         hold("c1", 3);
         hold("c2", 3);   // as after the total was shrunk from 6
-        sem.queued(farEnd, "c3:1", "c4:1", "c5:1");
+        asking("c3:1:1", "c4:1:1", "c5:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 3)), "c3:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 3)), "granted:c3:1:1");
+
+        assertEquals(List.of("c4:1:1", "c5:1:1"), sem.queueOrder());
+        assertEquals(Map.of("c2", "3", "c3", "1", ":sum", "4"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
-    void release_morePermitsFreeThanWaiters_wakesEveryWaiterOnce() throws Exception {
+    void release_morePermitsFreeThanWaiters_grantsEveryWaiterOnce() throws Exception {
         lua.redis.set(sem.total, "5");
         hold("c1", 5);
-        sem.queued(farEnd, "c2:1", "c3:1");
+        asking("c2:1:1", "c3:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 5)), "c2:1", "c3:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 5)),
+                grantedMessages("c2:1:1", "c3:1:1"));
+
+        assertEquals(0L, lua.redis.exists(sem.queue), "everyone was served");
+        assertEquals(Map.of("c2", "1", "c3", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+    }
+
+    @Test
+    void release_asksOfDifferentSizes_grantsInOrderWhileTheFirstFits() throws Exception {
+        lua.redis.set(sem.total, "6");
+        hold("c1", 6);
+        sem.asking("c2:1:1", 1, 2, farEnd);
+        sem.asking("c3:1:1", 2, 3, farEnd);
+        sem.asking("c4:1:1", 3, 2, farEnd);   // 1 left: does not fit
+        sem.asking("c5:1:1", 4, 1, farEnd);   // would fit, but waits behind c4:1:1
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 6)),
+                grantedMessages("c2:1:1", "c3:1:1"));
+
+        assertEquals(List.of("c4:1:1", "c5:1:1"), sem.queueOrder());
+        assertEquals(Map.of("c2", "2", "c3", "3", ":sum", "5"), lua.redis.hgetall(sem.holds));
+    }
+
+    @Test
+    void release_firstAskLargerThanWhatIsFree_grantsNobody() throws Exception {
+        lua.redis.set(sem.total, "5");
+        hold("c1", 2);
+        hold("c2", 2);
+        sem.asking("c3:1:1", 1, 4, farEnd);
+        sem.asking("c4:1:1", 2, 1, farEnd);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 2)));
+
+        assertEquals(List.of("c3:1:1", "c4:1:1"), sem.queueOrder());
+        assertEquals(Map.of("c2", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
+    }
+
+    @Test
+    void release_firstWaiterAsksMoreThanTheTotal_isToldByBareNameAndBlocksTheLine() throws Exception {
+        // c3:1:1 asked for 3 before the total shrank to 2; c4:1:1 would fit.
+        lua.redis.set(sem.total, "2");
+        hold("c1", 2);
+        sem.asking("c3:1:1", 1, 3, farEnd);
+        sem.asking("c4:1:1", 2, 1, farEnd);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 2)), "c3:1:1");
+
+        assertEquals(List.of("c3:1:1", "c4:1:1"), sem.queueOrder(), "nobody is served past it");
+        assertEquals(Map.of("c3:1:1", "3", "c4:1:1", "1"), sem.asks());
+        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases), "nothing is held");
+    }
+
+    @Test
+    void release_twoWaitersOfOneClient_addUpUnderItAndLeaseUntilTheLaterPlaceEnd() throws Exception {
+        lua.redis.set(sem.total, "3");
+        hold("c1", 3);
+        long earlier = farEnd - 100_000;
+        sem.asking("c2:1:1", 1, 1, farEnd);
+        sem.asking("c2:2:1", 2, 2, earlier);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 3)),
+                grantedMessages("c2:1:1", "c2:2:1"));
+
+        assertEquals(Map.of("c2", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of(ScoredValue.just(farEnd, "c2")), lua.redis.zrangeWithScores(sem.leases, 0, -1),
+                "the second grant does not lower the lease the first set");
+    }
+
+    @Test
+    void release_servedClientWithAnEarlierLease_raisesItToItsWaitersPlaceEnd() throws Exception {
+        lua.redis.set(sem.total, "2");
+        hold("c1", 1);
+        sem.hold("c2", 1, farEnd - 100_000, LEASE_MS);   // c2 already holds one, leased for less
+        sem.asking("c2:1:1", 1, 1, farEnd);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)), "granted:c2:1:1");
+
+        assertEquals(Map.of("c2", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of(ScoredValue.just(farEnd, "c2")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
+    }
+
+    @Test
+    void release_servedClientWithALaterLease_doesNotLowerIt() throws Exception {
+        lua.redis.set(sem.total, "2");
+        hold("c1", 1);
+        hold("c2", 1);   // leased until farEnd
+        long placeEnd = farEnd - 100_000;
+        sem.asking("c2:1:1", 1, 1, placeEnd);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)), "granted:c2:1:1");
+
+        assertEquals(Map.of("c2", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of(ScoredValue.just(farEnd, "c2")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
+    }
+
+    @Test
+    void release_grantEndingBeforeTheKeysExpire_doesNotShortenThem() throws Exception {
+        lua.redis.set(sem.total, "2");
+        long before = lua.serverMillis();
+        sem.hold("c1", 2, farEnd, LONG_LEASE_MS);
+        long placeEnd = before + LEASE_MS;
+        sem.asking("c2:1:1", 1, 1, placeEnd);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 1L), release("c1", 1)), "granted:c2:1:1");
+
+        assertEquals(ScoredValue.just(placeEnd, "c2"), lua.redis.zrangeWithScores(sem.leases, 0, 0).get(0));
+        lua.assertTtlSetSince(sem.holds, LONG_LEASE_MS, before);
+        lua.assertTtlSetSince(sem.leases, LONG_LEASE_MS, before);
     }
 
     @Test
@@ -171,12 +367,12 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "3");
         hold("c1", 1);
         hold("c2", 3);
-        sem.queued(farEnd, "c3:1", "c4:1", "c5:1");
+        asking("c3:1:1", "c4:1:1", "c5:1:1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)));
 
         assertEquals(Map.of("c2", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of("c3:1", "c4:1", "c5:1"), sem.queueOrder());
+        assertEquals(List.of("c3:1:1", "c4:1:1", "c5:1:1"), sem.queueOrder());
     }
 
     @Test
@@ -185,51 +381,71 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "1");
         hold("c1", 2);
         hold("c2", 3);
-        sem.queued(farEnd, "c3:1", "c4:1", "c5:1");
+        asking("c3:1:1", "c4:1:1", "c5:1:1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 2)));
 
-        assertEquals(List.of("c3:1", "c4:1", "c5:1"), sem.queueOrder());
+        assertEquals(List.of("c3:1:1", "c4:1:1", "c5:1:1"), sem.queueOrder());
     }
 
     @Test
     void release_absentTotal_publishesNothing() throws Exception {
         hold("c1", 2);
-        sem.queued(farEnd, "c2:1");
+        asking("c2:1:1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 2)));
 
         assertEquals(0L, lua.redis.exists(sem.total), "the total is not created");
+        assertEquals(List.of("c2:1:1"), sem.queueOrder());
     }
 
     @Test
-    void release_seventyWaitersAndAHundredFree_wakesTheFirstSixtyFourInOrder() throws Exception {
+    void release_seventyWaitersAndAHundredFree_grantsAllSeventyInOrder() throws Exception {
         lua.redis.set(sem.total, "100");
         hold("c1", 100);
         String[] names = SemaphoreFixture.waiters(70);
-        sem.queued(farEnd, names);
+        asking(names);
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 100)),
-                Arrays.copyOf(names, 64));
+                grantedMessages(names));
 
-        assertEquals(70L, lua.redis.zcard(sem.queue));
+        assertEquals(0L, lua.redis.exists(sem.queue));
+        assertEquals(70L, lua.redis.zcard(sem.places), "seventy grant records");
+        assertEquals("70", lua.redis.hget(sem.holds, ":sum"));
     }
 
     @Test
-    void release_expiredFirstPlaces_arePurgedBeforeCountingAndLiveWaitersAreWoken() throws Exception {
+    void release_expiredFirstPlaces_arePurgedBeforeServingAndLiveWaitersAreGranted() throws Exception {
         lua.redis.set(sem.total, "3");
         hold("c1", 3);
-        sem.queued("dead:1", 1, 0);   // places that ended long ago
-        sem.queued("dead:2", 2, 0);
-        sem.queued("c2:1", 3, farEnd);
-        sem.queued("c3:1", 4, farEnd);
-        sem.queued("c4:1", 5, farEnd);
+        sem.asking("dead:1:1", 1, 1, 0);   // places that ended long ago
+        sem.asking("dead:2:1", 2, 1, 0);
+        sem.asking("c2:1:1", 3, 1, farEnd);
+        sem.asking("c3:1:1", 4, 1, farEnd);
+        sem.asking("c4:1:1", 5, 1, farEnd);
 
         // Two permits free: the first two live waiters, never a dead one.
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 1L), release("c1", 2)), "c2:1", "c3:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 1L), release("c1", 2)),
+                grantedMessages("c2:1:1", "c3:1:1"));
 
-        assertEquals(List.of("c2:1", "c3:1", "c4:1"), sem.queueOrder());
-        assertEquals(List.of("c2:1", "c3:1", "c4:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(List.of("c4:1:1"), sem.queueOrder());
+        assertEquals(List.of("c2:1:1", "c3:1:1", "c4:1:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(onePermitEach("c2:1:1", "c3:1:1", "c4:1:1"), sem.asks());
+        assertEquals(Map.of("c1", "1", "c2", "1", "c3", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
+    }
+
+    @Test
+    void release_expiredGrantRecord_isDroppedAndItsClientKeepsThePermits() throws Exception {
+        lua.redis.set(sem.total, "3");
+        hold("c1", 2);
+        hold("c2", 1);   // granted to c2:1:1, whose record then ran out; c2 lives on
+        sem.granted("c2:1:1", 1, 0);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 1L), release("c1", 1)));
+
+        assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "the record is gone");
+        assertEquals(Map.of("c1", "1", "c2", "1", ":sum", "2"), lua.redis.hgetall(sem.holds),
+                "the permit is not taken back from c2");
     }
 
     @Test
@@ -237,24 +453,25 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "1");
         hold("c1", 1);
         hold("c2", 1);   // as after the total was shrunk from 2
-        sem.queued("dead:1", 1, 0);
-        sem.queued("c3:1", 2, farEnd);
+        sem.asking("dead:1:1", 1, 1, 0);
+        sem.asking("c3:1:1", 2, 1, farEnd);
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)));
 
-        assertEquals(List.of("c3:1"), sem.queueOrder());
-        assertEquals(List.of("c3:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(List.of("c3:1:1"), sem.queueOrder());
+        assertEquals(List.of("c3:1:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(onePermitEach("c3:1:1"), sem.asks());
     }
 
     @Test
     void release_onlyExpiredWaiters_purgesThemAndPublishesNothing() throws Exception {
         lua.redis.set(sem.total, "1");
         hold("c1", 1);
-        sem.queued("dead:1", 1, 0);
+        sem.asking("dead:1:1", 1, 1, 0);
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)));
 
-        assertEquals(0L, lua.redis.exists(sem.queue, sem.places), "the purged keys are empty, so gone");
+        assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks), "the purged keys are empty, so gone");
     }
 
     @Test
@@ -264,6 +481,6 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)));
 
-        assertEquals(0L, lua.redis.exists(sem.queue, sem.places));
+        assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
     }
 }
