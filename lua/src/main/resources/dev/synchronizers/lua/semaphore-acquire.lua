@@ -94,10 +94,17 @@ if served_until > 0 then
   end
 end
 
--- Granted while it waited (just now, or before): claim.
+-- Granted while it waited (just now, or before): claim, and lease the client's permits a full
+-- lease from now, as the caller counts it from this call.
 if redis.call('ZSCORE', places, waiter) and not redis.call('ZSCORE', queue, waiter) then
   redis.call('ZREM', places, waiter)
   redis.call('HDEL', asks, waiter)
+  redis.call('ZADD', leases, 'GT', now_ms + lease_ms, client)
+  for _, key in ipairs({holds, leases}) do
+    if redis.call('PTTL', key) < lease_ms then
+      redis.call('PEXPIRE', key, lease_ms)
+    end
+  end
   return {1, free}
 end
 

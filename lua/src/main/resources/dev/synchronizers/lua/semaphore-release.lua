@@ -12,7 +12,7 @@
 -- ARGV[3] claimed   space-separated waiters of this client that claimed their grant by message: their records go
 --
 -- Returns {1, left}  released; left is what the client still holds
---         {0, held}  the client holds fewer (held); nothing changed
+--         {0, held}  the client holds fewer (held); nothing else changed (the claimed records still go)
 local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local client, permits, claimed = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 

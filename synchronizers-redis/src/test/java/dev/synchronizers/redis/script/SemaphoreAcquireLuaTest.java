@@ -516,6 +516,23 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     }
 
     @Test
+    void acquire_grantedWhileWaiting_claimLeasesThePermitsAFullLeaseFromNow() throws Exception {
+        // Served when its place had 5 s left: the caller counts its lease from the claim, so Redis must too.
+        lua.redis.set(sem.total, "2");
+        long placeEnd = lua.serverMillis() + 5_000;
+        sem.hold("c1", 2, placeEnd, 5_000);
+        granted("c1:1:1", 2, placeEnd);
+
+        long before = lua.serverMillis();
+        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2));
+        long after = lua.serverMillis();
+
+        assertWithin("c1's lease end", lua.redis.zscore(sem.leases, "c1"), before + LEASE_MS, after + LEASE_MS);
+        lua.assertTtlSetSince(sem.holds, LEASE_MS, before);
+        lua.assertTtlSetSince(sem.leases, LEASE_MS, before);
+    }
+
+    @Test
     void acquire_grantedWhileWaiting_repliesWhatIsLeftForOthers() throws Exception {
         lua.redis.set(sem.total, "5");
         long end = lua.farEnd();
