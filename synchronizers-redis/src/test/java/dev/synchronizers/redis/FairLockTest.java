@@ -20,6 +20,7 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -205,22 +206,29 @@ class FairLockTest {
 
     /* --------------- one waiter woken per release --------------- */
 
-    /** With 8 waiters in 2 clients, one release makes exactly one waiter run the acquire script. */
+    /**
+     * With 8 waiters in 2 clients, one release hands the lock to one waiter inside the release
+     * script: one script call and one message in all, nobody else woken, 7 still queued; the new
+     * holder's fencing token is above the old one's, and its unlock is accepted by Redis.
+     */
     @Test
-    void unlock_8Waiters_wakesExactlyOne() throws Exception {
+    void unlock_8Waiters_handsTheLockToExactlyOneInTheSameCall() throws Exception {
         RedisServer server = redis.startManaged();
         admin = opened.commands(server.uri());
         List<RedisSynchronizers> clients = List.of(client(server.uri(), 60_000), client(server.uri(), 60_000));
         DistributedLock holder = client(server.uri(), 60_000).fairLock(name);
         holder.lock();
+        long holderToken = holder.fencingToken();
         CountDownLatch firstAcquired = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
+        AtomicLong nextToken = new AtomicLong();
         List<Background<Void>> waiters = new ArrayList<>();
         for (int w = 0; w < 8; w++) {
             DistributedLock lock = clients.get(w % 2).fairLock(name);
             waiters.add(Background.start("waiter-" + w, () -> {
                 lock.lock();
                 try {
+                    nextToken.compareAndSet(0, lock.fencingToken());
                     firstAcquired.countDown();
                     release.await();
                 } finally {
@@ -236,8 +244,11 @@ class FairLockTest {
         admin.configResetstat();
         holder.unlock();
         assertTrue(firstAcquired.await(30, TimeUnit.SECONDS));
-        long scripts = RedisState.calls(admin.info("commandstats"), "evalsha");
-        assertEquals(2, scripts, "the release and one waiter's acquire; nobody else woke up");
+        String stats = admin.info("commandstats");
+        assertEquals(1, RedisState.calls(stats, "evalsha"), "the release alone: the waiter does not ask again");
+        assertEquals(1, RedisState.calls(stats, "publish"), "one message, to the waiter served");
+        assertEquals(7L, admin.zcard(queueKey()), "the other 7 still wait in line");
+        assertTrue(nextToken.get() > holderToken, "the handed-over hold has a newer token");
         release.countDown();
         for (Background<Void> waiter : waiters) {
             waiter.get();
