@@ -1,10 +1,14 @@
 package dev.synchronizers.jmh;
 
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
@@ -75,5 +79,18 @@ public class LockManyNamesBenchmark extends RedisBenchmark {
         lock.lock();
         lock.unlock();
         operations.incrementAndGet();
+    }
+
+    /**
+     * The same operation, each one timed, for the distribution (p50, p99): under contention
+     * mostly the time a thread waits. Its {@code REDIS-STATS} lines count as the throughput
+     * method's do.
+     */
+    @Benchmark
+    @Threads(THREADS)
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void lockUnlockLatency(Worker worker) {
+        lockUnlock(worker);
     }
 }

@@ -1,7 +1,11 @@
 package dev.synchronizers.jmh;
 
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.TearDown;
@@ -43,5 +47,17 @@ public class LockUncontendedBenchmark extends RedisBenchmark {
         lock.lock();
         lock.unlock();
         operations.incrementAndGet();
+    }
+
+    /**
+     * The same operation, each one timed, for the distribution (p50, p99): under contention
+     * mostly the time a thread waits. Its {@code REDIS-STATS} lines count as the throughput
+     * method's do.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public void lockUnlockLatency() {
+        lockUnlock();
     }
 }
