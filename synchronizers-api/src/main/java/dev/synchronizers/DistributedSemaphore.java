@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
  * {@code java.util.concurrent.Semaphore}: a waiter asking for more permits than are free blocks the
  * waiters behind it, so a large request is never starved by a stream of small ones. The untimed
  * {@link #tryAcquire()} and {@link #tryAcquire(int)} barge, and {@link #drainPermits()} takes what
- * is free now. A release wakes only as many waiters as permits are free. Asking for more permits
+ * is free now. A release hands its permits to the waiters first in line, who then hold them
+ * without asking the store again; nobody else is woken. Asking for more permits
  * than the current total fails at once with {@link IllegalArgumentException} rather than waiting
  * for a total that may never grow.
  *

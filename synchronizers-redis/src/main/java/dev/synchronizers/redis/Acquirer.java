@@ -17,7 +17,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>With a local queue (the non-fair lock), waiters of this client queue in arrival order behind a
  * fair gate, so that only the first of them talks to Redis. Without one (the fair lock), every
- * waiter keeps its own place in Redis's queue and is woken by name.
+ * waiter keeps its own place in Redis's queue and is woken by name. Where Redis serves the queue
+ * itself (the fair lock, the semaphore), the message that names the waiter says it has been
+ * handed what it waited for ({@link Step#granted(String)}), and the waiter returns without another
+ * try.
  *
  * <p>Uses {@link java.util.concurrent.locks.LockSupport#parkNanos} and a {@link Semaphore}, never
  * {@code synchronized}, so a waiting virtual thread does not pin its carrier.

@@ -11,7 +11,8 @@ import dev.synchronizers.redis.script.Script;
  *       records that someone waits, so that the release publishes. Waiters of one client queue
  *       locally and only the first talks to Redis.</li>
  *   <li>{@link #FAIR}: every try by a waiter takes (or keeps) its place in the queue in Redis, so
- *       every waiter of every client is in the one queue; a release wakes the first by name.</li>
+ *       every waiter of every client is in the one queue; a release hands the lock to the first,
+ *       who learns it from a message naming it, with the new token.</li>
  *   <li>{@link #READ} and {@link #WRITE}: the two halves of a read-write lock. Waiting writers
  *       queue in Redis like fair waiters; readers wait behind the writer and behind waiting
  *       writers, and are woken all at once when the writer leaves.</li>
