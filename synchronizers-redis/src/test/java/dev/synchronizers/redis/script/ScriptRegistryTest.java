@@ -114,24 +114,29 @@ class ScriptRegistryTest extends LuaTestBase {
             String[] six = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x"};
             String[] seven = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x",
                 lock + ":y"};
+            String[] eight = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x",
+                lock + ":y", lock + ":z"};
             assertArity(() -> registry.run(Script.SEMAPHORE_SET, one));
             assertArity(() -> registry.run(Script.SEMAPHORE_SET, two, "3"));
-            // Four keys and one argument: one key too few or too many, or no argument.
-            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, three, "1"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, five, "1"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, four));
-            // Five keys (no wake-up channel) and five arguments.
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, seven, "c1", "c1:1", "1", "1000", "1000"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, five, "c1", "c1:1", "1", "1000", "1000"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, six, "c1", "c1:1", "1", "1000"));
+            // Seven keys and one argument: one key too few or too many, or no argument.
+            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, six, "1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, eight, "1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ADD, seven));
+            // Seven keys (the line's, with the wake-up channel) and five arguments.
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, eight, "c1", "c1:1:1", "1", "1000", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, six, "c1", "c1:1:1", "1", "1000", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, seven, "c1", "c1:1:1", "1", "1000"));
             assertArity(() -> registry.run(Script.SEMAPHORE_TRY, three, "c1", "1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_TRY, four, "c1", "1", "1000"));
-            // Six keys (the total first) and two arguments.
-            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, five, "c1", "1"));
+            // Seven keys (the total first) and three arguments (the claimed grants, possibly "").
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, six, "c1", "1", ""));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, eight, "c1", "1", ""));
             assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, seven, "c1", "1"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, six, "c1"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, three));
-            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, four, "c1:1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, seven));
+            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, four, "c1:1:1"));
+            // Batched, three keys per item: a key count not a multiple of three.
+            assertArity(() -> registry.run(Script.SEMAPHORE_RENEW_PLACE, four, "1000", "c1:1:1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RENEW_PLACE, three, "1000", "c1:1:1", "c1:1:2"));
             assertArity(() -> registry.run(Script.SEMAPHORE_AVAILABLE, three, "extra"));
             assertArity(() -> registry.run(Script.SEMAPHORE_AVAILABLE, two));
             assertArity(() -> registry.run(Script.LATCH_SET, one));
