@@ -3,6 +3,7 @@ package dev.synchronizers.redis;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,7 +81,13 @@ final class QueuePlace {
         return current != null ? current.renewedNanos() : queuedNanos;
     }
 
-    /** The waiter stops: stop renewing its place and, if it did not get what it waited for, leave the queue. */
+    /**
+     * The waiter stops: stop renewing its place and, if it did not get what it waited for, leave
+     * the queue. Leaving also gives back anything Redis handed the waiter meanwhile, so a leave
+     * that cannot reach Redis now is retried by the watchdog until it does, or until the place's
+     * lease is over (then nothing is left to give back: the place and any grant record have
+     * expired, and a client that could not reach Redis for a whole lease has lost its holds).
+     */
     void done(boolean acquired) {
         if (lease != null) {
             machinery.watchdog.unregister(lease);
@@ -89,7 +96,11 @@ final class QueuePlace {
             try {
                 machinery.<Long>await(machinery.scripts.run(leave, leaveKeys, owner), "leave the queue of " + what);
             } catch (RuntimeException e) {
-                log.debug("{}: could not leave the queue; the place expires with its lease: {}", what, e.toString());
+                log.debug("{}: could not leave the queue; retrying until its place's lease is over: {}", what,
+                        e.toString());
+                machinery.watchdog.retryUntil("leave the queue of " + what,
+                        () -> machinery.scripts.run(leave, leaveKeys, owner),
+                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             }
         }
     }

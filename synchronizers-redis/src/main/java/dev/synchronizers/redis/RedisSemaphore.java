@@ -2,6 +2,7 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHold;
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -9,9 +10,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Queue;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * The counting semaphore behind {@link dev.synchronizers.Synchronizers#semaphore(String)}.
@@ -145,8 +148,15 @@ final class RedisSemaphore implements DistributedSemaphore {
             public Attempt attempt(boolean subscribed) {
                 machinery.checkOpen();
                 long sent = System.nanoTime();
-                List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ACQUIRE,
-                        keys.forQueue(), args), what("acquire " + permits + " permits of"));
+                CompletionStage<List<Object>> pending = machinery.scripts.run(Script.SEMAPHORE_ACQUIRE,
+                        keys.forQueue(), args);
+                List<Object> reply;
+                try {
+                    reply = machinery.await(pending, what("acquire " + permits + " permits of"));
+                } catch (SynchronizerUnavailableException e) {
+                    undoIfAcquired(pending, permits);
+                    throw e;
+                }
                 long code = (Long) reply.get(0);
                 if (code < 0) {
                     throw exceedsTotal(permits, (Long) reply.get(1));
@@ -201,6 +211,22 @@ final class RedisSemaphore implements DistributedSemaphore {
             record(taken, sent);
         }
         return permits > 0 && code == 1L ? permits : taken;
+    }
+
+    /**
+     * An acquire whose reply the caller stopped waiting for may still have taken permits (or
+     * claimed a grant): if its reply arrives after all and says so, they are given back, retried
+     * until Redis answers or the client's lease on them is over. They were never booked here.
+     */
+    private void undoIfAcquired(CompletionStage<List<Object>> pending, int permits) {
+        pending.thenAccept(reply -> {
+            if ((Long) reply.get(0) == 1L) {
+                Supplier<CompletionStage<?>> giveBack = () -> machinery.scripts.run(Script.SEMAPHORE_RELEASE,
+                        keys.forQueue(), machinery.clientId, Integer.toString(permits), "");
+                machinery.watchdog.retryUntil("give back " + permits + " permits of " + what(""), giveBack,
+                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+            }
+        });
     }
 
     /** Books permits the client now holds, and keeps their lease renewed while it holds any. */
