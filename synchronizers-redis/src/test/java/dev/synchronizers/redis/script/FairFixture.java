@@ -1,24 +1,36 @@
 package dev.synchronizers.redis.script;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lettuce.core.SetArgs;
 import java.util.Map;
 
 /**
  * The keys of one fair lock, named as {@code LockKeys} names them under a base unique to the test
- * (the hold's hash, the waiters' queue and places, the wake-up channel), and hand-made holds and
- * queues for the tests of the scripts that take them, so that only the script under test runs.
+ * (the hold's hash, the last fencing token, the waiters' queue and places, the wake-up channel),
+ * hand-made holds and queues for the tests of the scripts that take them, so that only the script
+ * under test runs, and the checks of a lock handed to a waiter in Redis.
  */
 final class FairFixture extends QueueFixture {
 
     final String lock;
+    final String token;
 
     /** The keys under {@code lock}, which is also the hold's key. */
     FairFixture(LuaHarness lua, String lock) {
         super(lua, lock);
         this.lock = lock;
+        this.token = lock + ":token";
     }
 
-    /** The keys of {@code fair-lock-release.lua}, {@code fair-lock-leave.lua} and {@code lock-force-unlock.lua}. */
+    /** The keys of {@code fair-lock-release.lua} and {@code fair-lock-leave.lua}. */
     String[] keys() {
+        return new String[] {lock, token, queue, places, wakeups};
+    }
+
+    /** The keys of {@code lock-force-unlock.lua}, which issues no token. */
+    String[] forceUnlockKeys() {
         return new String[] {lock, queue, places, wakeups};
     }
 
@@ -26,5 +38,69 @@ final class FairFixture extends QueueFixture {
     void hold(Map<String, String> fields, long ttlMs) {
         lua.redis.hset(lock, fields);
         lua.redis.pexpire(lock, ttlMs);
+    }
+
+    /** Records {@code last} as the last token issued, its key living {@code ttlMs}. */
+    void lastToken(long last, long ttlMs) {
+        lua.redis.set(token, Long.toString(last), SetArgs.Builder.px(ttlMs));
+    }
+
+    /** The message that tells {@code waiter} it was handed the lock with {@code token}. */
+    static String granted(String waiter, long token) {
+        return "granted:" + waiter + "=" + token;
+    }
+
+    /**
+     * Asserts that the lock was handed to {@code waiter} by a script run at a server time no earlier
+     * than {@code sinceMicros}, and returns the token it got: the hash holds that waiter's token and
+     * nothing else, leased until the waiter's place would have ended ({@code placeEndMs}); the token
+     * key records the token and lives one second past it, as an acquire leaves it.
+     */
+    long assertHandedTo(String waiter, long placeEndMs, long sinceMicros) {
+        Map<String, String> hash = lua.redis.hgetall(lock);
+        assertEquals(1, hash.size(), () -> "the hash holds the served waiter alone: " + hash);
+        assertTrue(hash.containsKey(waiter), () -> waiter + " should hold the lock, hash " + hash);
+        long handed = Long.parseLong(hash.get(waiter));
+        assertTrue(handed >= sinceMicros, () -> "token " + handed + " below the server time " + sinceMicros);
+        assertEquals(Long.toString(handed), lua.redis.get(token), "the token key records the token handed over");
+
+        // Each bound from the server's clock: the script ran between sinceMicros and the reading
+        // after the PTTLs, and a key's expiry is set in whole milliseconds of its own clock.
+        long sinceMs = sinceMicros / 1_000;
+        long lockPttl = lua.redis.pttl(lock);
+        long tokenPttl = lua.redis.pttl(token);
+        long afterMicros = lua.serverMicros();
+        long afterMs = afterMicros / 1_000;
+        long elapsed = afterMs - sinceMs;
+        assertTrue(lockPttl <= placeEndMs - sinceMs && lockPttl >= placeEndMs - afterMs - elapsed,
+                () -> "lock PTTL " + lockPttl + " does not end at the place's end " + placeEndMs
+                        + " (server time in [" + sinceMs + ", " + afterMs + "])");
+        long tokenTtlMax = Math.floorDiv(handed - sinceMicros, 1_000) + 1_000;
+        long tokenTtlMin = Math.floorDiv(handed - afterMicros, 1_000) + 1_000 - elapsed;
+        assertTrue(tokenPttl <= tokenTtlMax && tokenPttl >= tokenTtlMin,
+                () -> "token key PTTL " + tokenPttl + ", expected within [" + tokenTtlMin + ", " + tokenTtlMax + "]");
+        return handed;
+    }
+
+    /**
+     * Runs {@code action}, a script that must hand the lock to {@code waiter}, while subscribed to
+     * the wake-up channel; asserts the hand-over ({@link #assertHandedTo}) and that the channel got
+     * {@code first} (e.g. {@code released}), then the grant naming the waiter and its new token,
+     * and nothing more. Returns the token handed over.
+     */
+    long assertHandsOver(LuaHarness.Action action, String waiter, long placeEndMs, String... first)
+            throws Exception {
+        try (LuaHarness.Subscription subscription = lua.subscribe(wakeups)) {
+            long since = lua.serverMicros();
+            action.run();
+            long handed = assertHandedTo(waiter, placeEndMs, since);
+            for (int i = 0; i < first.length; i++) {
+                int index = i;
+                assertEquals(first[i], subscription.next(), () -> "message " + index + " on " + wakeups);
+            }
+            assertEquals(granted(waiter, handed), subscription.next(), "the grant names the waiter and its token");
+            subscription.assertNothingMore(lua.redis);
+            return handed;
+        }
     }
 }

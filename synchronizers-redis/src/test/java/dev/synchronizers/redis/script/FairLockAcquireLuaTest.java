@@ -1,5 +1,6 @@
 package dev.synchronizers.redis.script;
 
+import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,7 +16,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code fair-lock-acquire.lua} against a real server: the tests of {@link AcquireLuaContract}
  * (a failed attempt leaves the lock's hash as it was), and the queue: arrival order, places
- * leased in server time, the head's turn on a free lock, and the purge of expired places.
+ * leased in server time, the head's turn on a free lock, the purge of expired places, the token
+ * floor of a queued reply, and an owner handed the lock taking it afresh.
  *
  * <p>Times are checked against the server's clock read just before and after a call: a place the
  * script leases at its own {@code TIME} ends between the two readings plus the place lease.
@@ -40,6 +42,12 @@ class FairLockAcquireLuaTest extends QueueingAcquireLuaContract {
         return new String[] {lock, tokenKey, fair.queue, fair.places};
     }
 
+    /** A queued reply is {@code {0, wait_ms, floor}}. */
+    @Override
+    int refusedReplySize() {
+        return 3;
+    }
+
     @Override
     QueueFixture waiting() {
         return fair;
@@ -52,6 +60,21 @@ class FairLockAcquireLuaTest extends QueueingAcquireLuaContract {
 
     private Double place(String owner) {
         return lua.redis.zscore(fair.places, owner);
+    }
+
+    /**
+     * Asserts that a queued reply's floor is the server's time of the call, between the readings
+     * {@code beforeMicros} and {@code afterMicros}, and at least {@code lastToken}: the floor when
+     * no token was issued ahead of the clock.
+     */
+    private static void assertFloorIsServerTime(List<Object> reply, long lastToken, long beforeMicros,
+            long afterMicros) {
+        assertEquals(3, reply.size(), () -> "reply " + reply);
+        long floor = (Long) reply.get(2);
+        assertTrue(floor >= lastToken, () -> "floor " + floor + " below the last token " + lastToken);
+        assertTrue(floor >= beforeMicros && floor <= afterMicros,
+                () -> "floor " + floor + " is not the server time of the call, in [" + beforeMicros + ", "
+                        + afterMicros + "]");
     }
 
     /* --------------- free lock, empty queue --------------- */
@@ -91,8 +114,12 @@ class FairLockAcquireLuaTest extends QueueingAcquireLuaContract {
     void fair_heldWithoutTtl_queuesAndReturnsMinusOne() throws Exception {
         lua.redis.hset(lock, "holder", "7");
 
-        assertEquals(List.of(0L, -1L), acquire("owner-b", HOLDER_LEASE_MS, PLACE_MS));
+        long before = lua.serverMicros();
+        List<Object> reply = acquire("owner-b", HOLDER_LEASE_MS, PLACE_MS);
+        long after = lua.serverMicros();
 
+        assertEquals(List.of(0L, -1L), reply.subList(0, 2));
+        assertFloorIsServerTime(reply, 0, before, after);   // no token key: the floor is the clock
         assertEquals(List.of("owner-b"), fair.queueOrder());
     }
 
@@ -114,6 +141,51 @@ class FairLockAcquireLuaTest extends QueueingAcquireLuaContract {
                 "every queued owner has a place");
     }
 
+    /* --------------- the token floor of a queued reply --------------- */
+
+    @Test
+    void fair_heldByAnother_queuedReplyFloorIsAtLeastTheHoldersTokenAndServerTime() throws Exception {
+        long holderToken = acquired("holder", HOLDER_LEASE_MS);
+        String tokenBefore = lua.redis.get(tokenKey);
+
+        long before = lua.serverMicros();
+        List<Object> reply = queuedAttempt("owner-b", PLACE_MS);
+        long after = lua.serverMicros();
+
+        assertFloorIsServerTime(reply, holderToken, before, after);
+        assertEquals(tokenBefore, lua.redis.get(tokenKey), "the floor issues no token");
+    }
+
+    @Test
+    void fair_tokenKeyAheadOfClock_queuedReplyFloorIsTheLastToken() throws Exception {
+        long last = lua.serverMicros() + 1_000_000_000L;
+        fair.lastToken(last, LONG_LEASE_MS);
+        lua.redis.hset(lock, "holder", Long.toString(last));
+        lua.redis.pexpire(lock, HOLDER_LEASE_MS);
+
+        List<Object> reply = queuedAttempt("owner-b", PLACE_MS);
+
+        assertEquals(last, reply.get(2), "a grant with a token at or below the floor is an old one");
+        assertEquals(Long.toString(last), lua.redis.get(tokenKey), "the floor issues no token");
+    }
+
+    @Test
+    void fair_queuedOwnerTriesAgain_getsAFloorAtLeastTheTokensIssuedSince() throws Exception {
+        acquired("holder", HOLDER_LEASE_MS);
+        queuedAttempt("owner-b", PLACE_MS);
+        // A later holder, with a token ahead of the clock (as a grant to another waiter could be).
+        long later = lua.serverMicros() + 1_000_000_000L;
+        fair.lastToken(later, LONG_LEASE_MS);
+        lua.redis.del(lock);
+        lua.redis.hset(lock, "holder-2", Long.toString(later));
+        lua.redis.pexpire(lock, HOLDER_LEASE_MS);
+
+        List<Object> again = queuedAttempt("owner-b", PLACE_MS);
+
+        assertEquals(later, again.get(2), "the retry's floor covers the token issued since");
+        assertEquals(List.of("owner-b"), fair.queueOrder(), "the retry keeps its place");
+    }
+
     /* --------------- free lock, someone queued --------------- */
 
     @Test
@@ -124,15 +196,19 @@ class FairLockAcquireLuaTest extends QueueingAcquireLuaContract {
         String tokenBefore = lua.redis.get(tokenKey);
         double headEnd = place("owner-a");
 
-        long before = lua.serverMillis();
+        long beforeMicros = lua.serverMicros();
         List<Object> reply = queuedAttempt("owner-b", PLACE_MS);
-        long after = lua.serverMillis();
+        long afterMicros = lua.serverMicros();
+        long before = beforeMicros / 1_000;
+        long after = afterMicros / 1_000;
 
         long wait = (Long) reply.get(1);
         assertTrue(wait > 0 && wait <= PLACE_MS, () -> "wait " + wait);
         assertTrue(wait >= headEnd - after && wait <= headEnd - before,
                 () -> "wait " + wait + " is not the head's remaining place (ends " + headEnd + ", now in ["
                         + before + ", " + after + "])");
+        assertFloorIsServerTime(reply, tokenBefore == null ? 0 : Long.parseLong(tokenBefore), beforeMicros,
+                afterMicros);
         assertEquals(0L, lua.redis.exists(lock), "nothing is acquired");
         assertEquals(tokenBefore, lua.redis.get(tokenKey), "no token is issued");
         assertEquals(List.of("owner-a", "owner-b"), fair.queueOrder());
@@ -195,6 +271,62 @@ class FairLockAcquireLuaTest extends QueueingAcquireLuaContract {
 
         queuedAttempt("owner-a", PLACE_MS);
         assertEquals(List.of("owner-b", "owner-c", "owner-a"), fair.queueOrder(), "a purged owner lost its place");
+    }
+
+    /* --------------- an owner handed the lock by a release --------------- */
+
+    @Test
+    void fair_ownerHandedTheLock_takesItAfreshWithAHigherTokenAndItsOwnLease() throws Exception {
+        // As fair-lock-release.lua leaves it: owner-a out of the queue, on record with the last
+        // token, leased to the end of its place; owner-b still queued behind it.
+        long handed = lua.serverMicros();
+        fair.lastToken(handed, LONG_LEASE_MS);
+        lua.redis.hset(lock, "owner-a", Long.toString(handed));
+        lua.redis.pexpire(lock, LONG_LEASE_MS);
+        long endB = lua.farEnd();
+        fair.queued("owner-b", 1, endB);
+
+        long before = lua.serverMillis();
+        List<Object> reply = acquire("owner-a", HOLDER_LEASE_MS, PLACE_MS);
+
+        assertEquals(1L, reply.get(0), () -> "reply " + reply);
+        long token = (Long) reply.get(1);
+        assertTrue(token > handed, () -> "token " + token + " after the handed " + handed);
+        assertEquals(Map.of("owner-a", Long.toString(token)), lua.redis.hgetall(lock));
+        assertEquals(Long.toString(token), lua.redis.get(tokenKey));
+        lua.assertTtlSetSince(lock, HOLDER_LEASE_MS, before);   // its own lease, not the place's end
+        assertEquals(List.of("owner-b"), fair.queueOrder(), "the waiter behind keeps its place");
+        assertEquals(List.of(ScoredValue.just(endB, "owner-b")), fair.placeEnds());
+    }
+
+    @Test
+    void fair_ownerHandedTheLockTokenAheadOfClock_takesItWithTheTokenRightAfter() throws Exception {
+        long last = lua.serverMicros() + 1_000_000_000L;
+        fair.lastToken(last, LONG_LEASE_MS);
+        lua.redis.hset(lock, "owner-a", Long.toString(last));
+        lua.redis.pexpire(lock, LONG_LEASE_MS);
+
+        assertEquals(List.of(1L, last + 1), acquire("owner-a", HOLDER_LEASE_MS, PLACE_MS));
+
+        assertEquals(Map.of("owner-a", Long.toString(last + 1)), lua.redis.hgetall(lock));
+    }
+
+    @Test
+    void fair_anotherOwnerWhileTheLockIsHandedOver_isQueuedUntilThePlaceEnds() throws Exception {
+        long handed = lua.serverMicros();
+        fair.lastToken(handed, LONG_LEASE_MS);
+        lua.redis.hset(lock, "owner-a", Long.toString(handed));
+        long since = lua.serverMillis();
+        lua.redis.pexpire(lock, LONG_LEASE_MS);
+
+        List<Object> reply = queuedAttempt("owner-b", PLACE_MS);
+        long elapsed = lua.serverMillis() - since;
+
+        long wait = (Long) reply.get(1);
+        assertTrue(wait <= LONG_LEASE_MS && wait >= LONG_LEASE_MS - elapsed,
+                () -> "wait " + wait + " is not what is left of the hand-over's lease " + LONG_LEASE_MS);
+        assertEquals(Map.of("owner-a", Long.toString(handed)), lua.redis.hgetall(lock), "the hand-over stands");
+        assertEquals(List.of("owner-b"), fair.queueOrder());
     }
 
     /* --------------- tokens shared with lock-acquire.lua --------------- */

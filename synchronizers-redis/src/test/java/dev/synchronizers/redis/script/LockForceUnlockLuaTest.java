@@ -10,18 +10,19 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code lock-force-unlock.lua} against a real server, on holds and fair queues written by hand:
- * the tests of {@link FairUnlockLuaContract} (the wake-ups), and that it deletes any hold.
+ * the tests of {@link FairUnlockLuaContract}, that it deletes any hold, and that it wakes the first
+ * live fair waiter by name, handing it nothing.
  */
 @Tag("redis")
 class LockForceUnlockLuaTest extends FairUnlockLuaContract {
 
     @Override
-    void assertUnlocks(String woken) throws Exception {
+    void assertUnlocks() throws Exception {
         assertEquals(1L, forceUnlock());
     }
 
     private long forceUnlock() throws Exception {
-        return lua.<Long>run(Script.LOCK_FORCE_UNLOCK, fair.keys());
+        return lua.<Long>run(Script.LOCK_FORCE_UNLOCK, fair.forceUnlockKeys());
     }
 
     /* --------------- release --------------- */
@@ -62,5 +63,41 @@ class LockForceUnlockLuaTest extends FairUnlockLuaContract {
 
         assertEquals(List.of(ScoredValue.just(end, "fair-b")), fair.placeEnds());
         assertEquals(List.of("fair-b"), fair.queueOrder());
+    }
+
+    @Test
+    void forceUnlock_withQueuedFairWaiter_publishesItsOwner() throws Exception {
+        hold(Map.of("owner-a", "1001"));
+        long end = lua.farEnd();
+        fair.queued(end, "fair-b", "fair-c");
+
+        // The first waiter is woken by name.
+        lua.assertPublishes(fair.wakeups, () -> assertEquals(1L, forceUnlock()), "fair-b");
+
+        assertEquals(0L, lua.redis.exists(fair.lock, fair.token), "nothing is handed over");
+        assertEquals(List.of("fair-b", "fair-c"), fair.queueOrder(),
+                "the woken waiter keeps its place until it acquires");
+        assertEquals(List.of(ScoredValue.just(end, "fair-b"), ScoredValue.just(end, "fair-c")), fair.placeEnds());
+    }
+
+    @Test
+    void forceUnlock_expiredHeadOfQueue_isPurgedAndTheNextLiveWaiterIsWoken() throws Exception {
+        hold(Map.of("owner-a", "1001"));
+        fair.queued("fair-dead", 1, 0);   // a place that ended long ago
+        fair.queued("fair-b", 2, lua.farEnd());
+
+        // Had the dead waiter been published, its message would come first.
+        lua.assertPublishes(fair.wakeups, () -> assertEquals(1L, forceUnlock()), "fair-b");
+
+        assertEquals(List.of("fair-b"), fair.queueOrder());
+        assertEquals(List.of("fair-b"), lua.redis.zrange(fair.places, 0, -1));
+    }
+
+    @Test
+    void forceUnlock_withWaitingMarkAndQueuedFairWaiter_publishesBoth() throws Exception {
+        hold(Map.of("owner-a", "1001", ":waiting", "1"));
+        fair.queued("fair-b", 1, lua.farEnd());
+
+        lua.assertPublishes(fair.wakeups, () -> assertEquals(1L, forceUnlock()), "released", "fair-b");
     }
 }
