@@ -137,7 +137,7 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
     /**
      * Waits until A's thread sleeps inside {@code await()}, past its subscription and its check
      * of the count: in ours, in the wake-up dispatcher's sleep; in Redisson's, on the semaphore of
-     * its subscription entry. (A subscription can outlive an await, ours lingers for a watchdog
+     * its subscription entry or (Redisson 4) on the latch of its subscription. (A subscription can outlive an await, ours lingers for a watchdog
      * tick, so the server's list of channels cannot tell a new waiter from the last one.)
      */
     private void waitUntilAwaiterSleeps() {
@@ -145,7 +145,7 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
         while (!asleepInAwait(awaiter.getStackTrace())) {
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("the awaiter of latch " + name + " did not start waiting within "
-                        + STEP_TIMEOUT_SECONDS + " s");
+                        + STEP_TIMEOUT_SECONDS + " s; it is at " + java.util.Arrays.toString(awaiter.getStackTrace()));
             }
             LockSupport.parkNanos(PROBE_PAUSE_NANOS);
         }
@@ -157,7 +157,8 @@ public class LatchRoundTripBenchmark extends RedisBenchmark {
         for (StackTraceElement frame : stack) {
             inAwait |= frame.getMethodName().equals("await") && frame.getClassName().contains("CountDownLatch");
             asleep |= frame.getClassName().endsWith("WakeupDispatcher$Subscription") && frame.getMethodName().equals("await")
-                    || frame.getClassName().equals("java.util.concurrent.Semaphore") && frame.getMethodName().startsWith("acquire");
+                    || frame.getClassName().equals("java.util.concurrent.Semaphore") && frame.getMethodName().startsWith("acquire")
+                    || frame.getClassName().equals("org.redisson.misc.ReclosableLatch") && frame.getMethodName().equals("await");
         }
         return inAwait && asleep;
     }
