@@ -13,8 +13,9 @@
 -- have ended (its client renews it from then); it learns so from the message, or, if that is lost,
 -- from its next try, which finds it holding the lock and takes it afresh.
 --
--- Returns {1, next}  released; next is the fair waiter now holding the lock, or '' if none waits
---         {0, ''}    the owner does not hold this hold: its lease ran out, it was forced, or it never held it
+-- Returns {1, next, token}  released; next is the fair waiter now holding the lock, with its token
+--         {1, ''}           released; no fair waiter waits
+--         {0, ''}           the owner does not hold this hold: its lease ran out, it was forced, or it never held it
 local lock, token_key, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, token = ARGV[1], ARGV[2]
 
@@ -56,4 +57,4 @@ redis.call('HSET', lock, next_waiter, next_token)
 redis.call('PEXPIRE', lock, place_end - now_ms)
 redis.call('SET', token_key, next_token, 'PX', math.floor((next_token - now_us) / 1000) + 1000)
 redis.call('PUBLISH', wakeups, 'granted:' .. next_waiter .. '=' .. string.format('%d', next_token))
-return {1, next_waiter}
+return {1, next_waiter, next_token}

@@ -390,16 +390,20 @@ final class RedisLock implements DistributedLock {
             acquirer.wakeHead();
             throw lost(cause, "unlock()");
         }
-        wakeLocally((String) released.get(1));
+        wakeLocally(released);
     }
 
     /**
-     * Wakes this client's waiters that the release woke, at once rather than when the published
-     * wake-up comes back: the one named, every one for {@code 'released'}, or the local queue's head.
+     * Tells this client's waiters what the release did for them, at once rather than when the
+     * published message comes back: the fair waiter it handed the lock to (with the token), or
+     * the local queue's head. A waiter of another client is not here and hears it from Redis.
      */
-    private void wakeLocally(String woken) {
+    private void wakeLocally(List<Object> released) {
+        String woken = released.size() > 1 ? (String) released.get(1) : "";
         if (woken.isEmpty()) {
             acquirer.wakeHead();
+        } else if (released.size() > 2) {
+            machinery.wakeups.wake(keys.wakeups(), WakeupDispatcher.GRANTED + woken + "=" + released.get(2));
         } else {
             machinery.wakeups.wake(keys.wakeups(), woken);
         }

@@ -32,7 +32,15 @@ class FairLockReleaseLuaTest extends FairUnlockLuaContract {
 
     /** Releases {@code owner-a}'s hold {@code 1001}, asserting that the reply names {@code served}. */
     private void releaseServing(String served) throws Exception {
-        assertEquals(List.of(1L, served), release("owner-a", "1001"));
+        assertServed(served, release("owner-a", "1001"));
+    }
+
+    /** Asserts a reply {@code {1, served, token}}, the token being the one the lock now records for it. */
+    private void assertServed(String served, List<Object> reply) {
+        assertEquals(List.of(1L, served), reply.subList(0, 2));
+        assertEquals(3, reply.size(), "the reply carries the token handed over");
+        assertEquals(lua.redis.hget(fair.lock, served), Long.toString((Long) reply.get(2)),
+                "the token handed over is the one the lock records");
     }
 
     /** Records a last token {@link #AHEAD_MICROS} ahead of the server's clock, its key living as an acquire sets it. */
@@ -152,7 +160,7 @@ class FairLockReleaseLuaTest extends FairUnlockLuaContract {
         fair.queued(end, "fair-b");
 
         long handed = fair.assertHandsOver(
-                () -> assertEquals(List.of(1L, "fair-b"), release("owner-a", Long.toString(released))),
+                () -> assertServed("fair-b", release("owner-a", Long.toString(released))),
                 "fair-b", end);
 
         assertTrue(handed > released, () -> "token " + handed + " handed over after " + released);
