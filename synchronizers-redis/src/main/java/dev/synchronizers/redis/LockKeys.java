@@ -46,7 +46,7 @@ record LockKeys(String lock, String token, String queue, String places, String r
      */
     String[] keysFor(Script script) {
         return switch (script) {
-            case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING -> new String[] {lock, token};
+            case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING, LOCK_HANDOVER -> new String[] {lock, token};
             case FAIR_LOCK_ACQUIRE -> new String[] {lock, token, queue, places};
             case LOCK_RELEASE -> new String[] {lock, wakeups};
             case FAIR_LOCK_RELEASE, FAIR_LOCK_LEAVE -> new String[] {lock, token, queue, places, wakeups};

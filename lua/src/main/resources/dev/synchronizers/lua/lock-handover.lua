@@ -1,0 +1,29 @@
+-- lock-handover.lua: pass a non-fair hold from the thread releasing it to a waiting thread of the same client, in one step.
+--
+-- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while a non-fair waiter waits
+-- KEYS[2] token     string  last fencing token issued for this name; lives one second past its issue
+-- ARGV[1] owner     "<client-uuid>:<thread-id>" releasing its hold
+-- ARGV[2] token     fencing token of the hold being released
+-- ARGV[3] next      "<client-uuid>:<thread-id>" taking the lock over
+-- ARGV[4] lease_ms  lease of the new hold, in milliseconds
+--
+-- The new hold is a hold like any other: a new token by the usual rule (server clock in
+-- microseconds, raised past the last token), its own lease. The waiting mark stays, so that the
+-- release that ends the new hold still wakes the waiters of other clients.
+--
+-- Returns {1, token, waiting}  handed over; token is the new hold's; waiting is 1 if the waiting mark is set
+--         {0, 0, 0}            the owner does not hold this hold (its lease ran out, it was forced): nothing changed
+local lock, token_key = KEYS[1], KEYS[2]
+local owner, token, next_owner, lease_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+
+if redis.call('HGET', lock, owner) ~= token then
+  return {0, 0, 0}
+end
+local now = redis.call('TIME')
+local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local next_token = math.max(now_us, tonumber(redis.call('GET', token_key) or '0') + 1)
+redis.call('HDEL', lock, owner)
+redis.call('HSET', lock, next_owner, next_token)
+redis.call('PEXPIRE', lock, lease_ms)
+redis.call('SET', token_key, next_token, 'PX', math.floor((next_token - now_us) / 1000) + 1000)
+return {1, next_token, redis.call('HEXISTS', lock, ':waiting')}
