@@ -70,6 +70,14 @@ final class Acquirer {
             throw new IllegalStateException("this synchronizer does not grant by message");
         }
 
+        /**
+         * Returns the owner string a neighbour may hand the lock to while this waiter sleeps at the
+         * head of the local queue ({@link #reserveHead()}), or null if it cannot take a hand-over.
+         */
+        default String handoverOwner() {
+            return null;
+        }
+
         /** Called once the waiter is subscribed and about to wait, e.g. to keep its queue place leased. */
         default void waiting(WakeupDispatcher.Subscription subscription) {
         }
@@ -91,6 +99,8 @@ final class Acquirer {
     private final Semaphore gate;
     /** The subscription of the local waiter that talks to Redis now, for a local release to wake it at once. */
     private volatile WakeupDispatcher.Subscription head;
+    /** The steps of {@link #head}'s waiter. */
+    private volatile Step headStep;
 
     Acquirer(WakeupDispatcher wakeups, String channel, long recheckMillis, boolean localQueue, Runnable checkOpen) {
         this.wakeups = wakeups;
@@ -158,6 +168,7 @@ final class Acquirer {
                 ? wakeups.subscribe(channel, owner, first.sentNanos())
                 : wakeups.subscribe(channel, owner)) {
             if (gate != null) {
+                headStep = step;
                 head = subscription;
             }
             step.waiting(subscription);
@@ -165,12 +176,8 @@ final class Acquirer {
             // was live already, so that every wake-up since has reached it (or woken it at once).
             Attempt attempt = registered && subscription.liveSinceFirstTry() ? first : null;
             while (true) {
-                if (Thread.interrupted()) {
-                    if (interruptible) {
-                        throw new InterruptedException();
-                    }
-                    interrupted = true;
-                }
+                // A grant first: what was handed over is held already, so an interrupt that came
+                // with it is left set for the caller, as ReentrantLock does when it wins that race.
                 String grant = subscription.granted();
                 if (grant != null) {
                     Attempt claimed = step.granted(grant);
@@ -181,12 +188,18 @@ final class Acquirer {
                     attempt = claimed;
                     continue;
                 }
+                if (Thread.interrupted()) {
+                    if (interruptible) {
+                        throw new InterruptedException();
+                    }
+                    interrupted = true;
+                }
                 if (attempt != null) {
                     long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
                     if (remaining <= 0) {
                         return attempt;
                     }
-                    subscription.await(Math.min(remaining, sleepFor(attempt)));
+                    subscription.sleep(Math.min(remaining, sleepFor(attempt)));
                     attempt = null;
                     continue;
                 }
@@ -200,7 +213,7 @@ final class Acquirer {
                     if (remaining <= 0) {
                         return new Attempt(false, -1, -1, start);
                     }
-                    subscription.await(Math.min(remaining, recheckNanos));
+                    subscription.sleep(Math.min(remaining, recheckNanos));
                     continue;
                 }
                 attempt = step.attempt(true);
@@ -211,6 +224,7 @@ final class Acquirer {
         } finally {
             if (gate != null) {
                 head = null;
+                headStep = null;
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -235,6 +249,27 @@ final class Acquirer {
         if (waiter != null) {
             waiter.wake();
         }
+    }
+
+    /**
+     * Reserves the local queue's head for a hand-over, if it sleeps and can take one: it then
+     * neither wakes, tries nor gives up until the caller {@linkplain
+     * WakeupDispatcher.Subscription#settle settles} the reservation, which the caller must do.
+     *
+     * @return the head's subscription and owner string, or null if there is none to hand over to
+     */
+    Handover reserveHead() {
+        WakeupDispatcher.Subscription waiter = head;
+        Step steps = headStep;
+        String owner = steps == null ? null : steps.handoverOwner();
+        if (waiter == null || owner == null || head != waiter || !waiter.reserve()) {
+            return null;
+        }
+        return new Handover(waiter, owner);
+    }
+
+    /** A reserved head: {@link #subscription} must be settled. */
+    record Handover(WakeupDispatcher.Subscription subscription, String owner) {
     }
 
     /** Tells whether local threads wait in the local queue, for {@code toString()}. */

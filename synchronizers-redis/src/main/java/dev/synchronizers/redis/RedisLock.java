@@ -13,6 +13,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,6 +53,11 @@ final class RedisLock implements DistributedLock {
     private static final Logger log = LoggerFactory.getLogger(RedisLock.class);
     /** Longer leases would lose precision in Lua's doubles and overflow Redis's expiry arithmetic. */
     private static final long MAX_LEASE_MILLIS = TimeUnit.DAYS.toMillis(3650);
+    /**
+     * How many hand-overs within this client may follow each other while waiters of other clients
+     * are marked, before a release gives them a chance (see {@link #handOver}).
+     */
+    static final int MAX_LOCAL_STREAK = 8;
 
     private final String name;
     private final String kind;
@@ -59,6 +65,8 @@ final class RedisLock implements DistributedLock {
     private final LockKeys keys;
     private final Machinery machinery;
     private final Acquirer acquirer;
+    /** Hand-overs in a row within this client while others were marked as waiting. */
+    private final AtomicInteger localStreak = new AtomicInteger();
     /** What to keep reachable while this lock has holds: itself, or the read-write lock it is half of. */
     private final Object pinTarget;
     /** For a write lock, its read lock, to refuse an upgrade; otherwise null. */
@@ -266,11 +274,23 @@ final class RedisLock implements DistributedLock {
          */
         @Override
         public Attempt granted(String detail) {
+            int at = detail.indexOf('@');
+            if (at >= 0) {
+                // Handed over by a neighbour in this client (lock-handover.lua): "<token>@<sent nanos>".
+                return new Attempt(true, Long.parseLong(detail.substring(0, at)), 0,
+                        Long.parseLong(detail.substring(at + 1)));
+            }
             long token = detail.isEmpty() ? -1 : Long.parseLong(detail);
             if (fixedLease || token <= grantFloor) {
                 return attempt(true);
             }
             return new Attempt(true, token, 0, place.queuedSinceAtLeast());
+        }
+
+        /** A non-fair waiter with the client's lease can take a neighbour's hand-over. */
+        @Override
+        public String handoverOwner() {
+            return policy.localQueue && !fixedLease ? owner : null;
         }
 
         @Override
@@ -365,6 +385,14 @@ final class RedisLock implements DistributedLock {
             throw lost(cause, "unlock()");
         }
         machinery.checkOpen();
+        if (policy.localQueue) {
+            Acquirer.Handover next = localStreak.get() < MAX_LOCAL_STREAK ? acquirer.reserveHead() : null;
+            if (next != null) {
+                handOver(threadId, held, next);
+                return;
+            }
+        }
+        boolean streakEnded = policy.localQueue && localStreak.getAndSet(0) >= MAX_LOCAL_STREAK;
         List<Object> released;
         try {
             released = machinery.await(releaseCommand(held.owner, held.token),
@@ -390,7 +418,55 @@ final class RedisLock implements DistributedLock {
             acquirer.wakeHead();
             throw lost(cause, "unlock()");
         }
+        if (streakEnded) {
+            // After a streak of hand-overs within this client, other clients' waiters get a fair
+            // chance: the release published to everyone waiting, and the local head hears that
+            // message like them instead of being woken first.
+            return;
+        }
         wakeLocally(released);
+    }
+
+    /**
+     * Ends this thread's hold by handing the lock to the local queue's head, reserved and asleep,
+     * in one script call (lock-handover.lua): a new hold with a new token, without the head's own
+     * round trip. Counts the streak of hand-overs while other waiters are marked, so that
+     * {@link #MAX_LOCAL_STREAK} of them in a row are followed by a real release.
+     */
+    private void handOver(long threadId, Hold held, Acquirer.Handover next) {
+        long sent = System.nanoTime();
+        List<Object> reply;
+        try {
+            reply = machinery.await(machinery.scripts.run(Script.LOCK_HANDOVER, keys.keysFor(Script.LOCK_HANDOVER),
+                    held.owner, Long.toString(held.token), next.owner(), Long.toString(machinery.leaseMillis)),
+                    "hand " + kind + " '" + name + "' over (the hold was dropped locally; a release is retried"
+                            + " until Redis answers, and the hold expires with its lease at the latest)");
+        } catch (RuntimeException e) {
+            // The head tries for itself: if the hand-over did happen, its try finds it the owner
+            // and takes the lock afresh; the token-checked release below is then a no-op.
+            next.subscription().settle(null);
+            if (e instanceof SynchronizerUnavailableException) {
+                long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis()
+                        : machinery.leaseMillis);
+                machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
+                        () -> releaseCommand(held.owner, held.token), System.nanoTime() + leaseNanos);
+            }
+            throw e;
+        }
+        if ((Long) reply.get(0) == 0L) {
+            next.subscription().settle(null);
+            LostHold.Cause cause = held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED
+                    ? LostHold.Cause.LEASE_EXPIRED
+                    : LostHold.Cause.GONE;
+            machinery.listeners.report(new LostHold(name, kind, threadId, held.token, cause));
+            throw lost(cause, "unlock()");
+        }
+        if ((Long) reply.get(2) == 1L) {
+            localStreak.incrementAndGet();
+        } else {
+            localStreak.set(0);
+        }
+        next.subscription().settle(reply.get(1) + "@" + sent);
     }
 
     /**

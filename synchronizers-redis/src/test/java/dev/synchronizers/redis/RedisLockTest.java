@@ -307,6 +307,99 @@ class RedisLockTest {
         }
     }
 
+    /**
+     * An unlock while a thread of the same client sleeps waiting hands the lock to it in one script
+     * call, with no try of its own: the new holder has a newer token, and its own unlock works.
+     */
+    @Test
+    void unlock_neighbourWaiting_handsTheLockOverInOneScriptCall() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        DistributedLock lock = client(uri, Duration.ofSeconds(30), new LinkedBlockingQueue<>()).lock(name);
+        lock.lock();
+        long holderToken = lock.fencingToken();
+        CountDownLatch release = new CountDownLatch(1);
+        Background<Long> next = Background.start("neighbour", () -> {
+            lock.lock();
+            try {
+                release.await();
+                return lock.fencingToken();
+            } finally {
+                lock.unlock();
+            }
+        });
+        Await.until("the neighbour sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(next.thread()));
+        admin.configResetstat();
+        lock.unlock();
+        Await.until("the neighbour holds the lock", () -> !RedisState.sleepsOnWakeup(next.thread()));
+        String stats = admin.info("commandstats");
+        assertEquals(1, RedisState.calls(stats, "evalsha"), "the hand-over alone: the neighbour does not try");
+        assertEquals(0, RedisState.calls(stats, "publish"), "nobody else is told");
+        release.countDown();
+        assertTrue(next.get() > holderToken, "the new hold has a newer token");
+        assertFalse(lock.isLocked(), "the neighbour's unlock released it in Redis");
+    }
+
+    /**
+     * Hand-overs within a client stop after {@link RedisLock#MAX_LOCAL_STREAK} in a row while a
+     * waiter of another client is marked: client A's threads take the lock one after the other,
+     * each handed it by the one before (no message), and the unlock after the streak releases
+     * and tells every waiter (one message), so that client B's waiter gets its chance.
+     */
+    @Test
+    void unlock_afterAStreakOfHandOversWhileAnotherClientWaits_releasesAndTellsEveryone() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        DistributedLock lockA = client(uri, Duration.ofSeconds(30), new LinkedBlockingQueue<>()).lock(name);
+        DistributedLock lockB = client(uri, Duration.ofSeconds(30), new LinkedBlockingQueue<>()).lock(name);
+        lockA.lock();
+        Background<Boolean> other = Background.start("b", () -> {
+            lockB.lock();
+            lockB.unlock();
+            return true;
+        });
+        Await.until("client B's waiter sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(other.thread()));
+        int streak = RedisLock.MAX_LOCAL_STREAK;
+        List<CountDownLatch> releases = new ArrayList<>();
+        List<Background<Void>> neighbours = new ArrayList<>();
+        Runnable unlockPrevious = lockA::unlock;
+        for (int i = 0; i <= streak; i++) {
+            CountDownLatch release = new CountDownLatch(1);
+            releases.add(release);
+            Background<Void> neighbour = Background.start("a-" + i, () -> {
+                lockA.lock();
+                try {
+                    release.await();
+                } finally {
+                    lockA.unlock();
+                }
+                return null;
+            });
+            neighbours.add(neighbour);
+            Await.until(neighbour.thread().getName() + " sleeps on its wake-up",
+                    () -> RedisState.sleepsOnWakeup(neighbour.thread()));
+            admin.configResetstat();
+            unlockPrevious.run();
+            if (i < streak) {
+                Await.until(neighbour.thread().getName() + " holds the lock",
+                        () -> !RedisState.sleepsOnWakeup(neighbour.thread()));
+                String stats = admin.info("commandstats");
+                assertEquals(1, RedisState.calls(stats, "evalsha"), "hand-over " + (i + 1) + ": one script call");
+                assertEquals(0, RedisState.calls(stats, "publish"), "hand-over " + (i + 1) + ": no message");
+                CountDownLatch previous = release;
+                unlockPrevious = previous::countDown;
+            } else {
+                Await.until("the release after the streak is published",
+                        () -> RedisState.calls(admin.info("commandstats"), "publish") == 1);
+            }
+        }
+        releases.forEach(CountDownLatch::countDown);
+        assertTrue(other.get(), "client B's waiter got the lock");
+        for (Background<Void> neighbour : neighbours) {
+            neighbour.get();
+        }
+    }
+
     /* --------------- faults --------------- */
 
     /** SCRIPT FLUSH, repeated while 4 threads loop lock/unlock: no error reaches the caller. */
