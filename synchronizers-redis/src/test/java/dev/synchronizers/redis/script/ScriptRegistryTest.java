@@ -90,6 +90,11 @@ class ScriptRegistryTest extends LuaTestBase {
             assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a", "1001"));
             assertArity(() -> registry.run(Script.FAIR_LOCK_RELEASE, two, "owner-a", "1001"));
+            // Two keys and four arguments: owner, token, next owner, lease.
+            assertArity(() -> registry.run(Script.LOCK_HANDOVER, new String[] {lock}, "owner-a", "1001", "owner-b", "1000"));
+            assertArity(() -> registry.run(Script.LOCK_HANDOVER, four, "owner-a", "1001", "owner-b", "1000"));
+            assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b"));
+            assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b", "1000", "extra"));
             assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, four, "unexpected"));
             assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, two));
             assertArity(() -> registry.run(Script.LOCK_RENEW, new String[0], "1000"));
