@@ -9,7 +9,8 @@ import dev.synchronizers.redis.script.Script;
  * <ul>
  *   <li>{@link #NONFAIR}: a waiter's first try leaves no trace; after it subscribes, a failed try
  *       records that someone waits, so that the release publishes. Waiters of one client queue
- *       locally and only the first talks to Redis.</li>
+ *       locally and only the first talks to Redis; a neighbour's unlock hands the lock to it
+ *       while it sleeps (lock-handover.lua), a bounded number of times in a row.</li>
  *   <li>{@link #FAIR}: every try by a waiter takes (or keeps) its place in the queue in Redis, so
  *       every waiter of every client is in the one queue; a release hands the lock to the first,
  *       who learns it from a message naming it, with the new token.</li>
