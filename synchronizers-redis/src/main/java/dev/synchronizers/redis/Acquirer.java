@@ -1,8 +1,10 @@
 package dev.synchronizers.redis;
 
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Turns one-shot acquire steps into the blocking semantics of {@code java.util.concurrent}: the
@@ -15,15 +17,18 @@ import java.util.concurrent.TimeUnit;
  * remaining lease), whichever is first. It never polls Redis in a loop: every try follows a
  * wake-up, an expired lease, or a reconnect.
  *
- * <p>With a local queue (the non-fair lock), waiters of this client queue in arrival order behind a
- * fair gate, so that only the first of them talks to Redis. Without one (the fair lock), every
+ * <p>With a local queue (the non-fair lock), waiters of this client line up in arrival order, and
+ * only the first of them talks to Redis. A thread of this client that unlocks may {@linkplain
+ * #reserveHead() reserve} the first in line while it is idle (parked in line, or asleep between
+ * tries) and hand the lock to it; a reserved waiter neither tries, wakes to leave, nor gives up
+ * until the hand-over is {@linkplain #settle settled}. Without a local queue (the fair lock), every
  * waiter keeps its own place in Redis's queue and is woken by name. Where Redis serves the queue
  * itself (the fair lock, the semaphore), the message that names the waiter says it has been
  * handed what it waited for ({@link Step#granted(String)}), and the waiter returns without another
  * try.
  *
- * <p>Uses {@link java.util.concurrent.locks.LockSupport#parkNanos} and a {@link Semaphore}, never
- * {@code synchronized}, so a waiting virtual thread does not pin its carrier.
+ * <p>Uses {@link LockSupport#parkNanos}, never {@code synchronized}, so a waiting virtual thread
+ * does not pin its carrier.
  */
 final class Acquirer {
 
@@ -95,19 +100,15 @@ final class Acquirer {
     private final Runnable checkOpen;
     private final String channel;
     private final long recheckNanos;
-    /** Admits one local waiter at a time to Redis, in arrival order; null without a local queue. */
-    private final Semaphore gate;
-    /** The subscription of the local waiter that talks to Redis now, for a local release to wake it at once. */
-    private volatile WakeupDispatcher.Subscription head;
-    /** The steps of {@link #head}'s waiter. */
-    private volatile Step headStep;
+    /** This client's waiters in arrival order, the first talking to Redis; null without a local queue. */
+    private final ConcurrentLinkedQueue<Node> line;
 
     Acquirer(WakeupDispatcher wakeups, String channel, long recheckMillis, boolean localQueue, Runnable checkOpen) {
         this.wakeups = wakeups;
         this.checkOpen = checkOpen;
         this.channel = channel;
         this.recheckNanos = TimeUnit.MILLISECONDS.toNanos(recheckMillis);
-        this.gate = localQueue ? new Semaphore(1, true) : null;
+        this.line = localQueue ? new ConcurrentLinkedQueue<>() : null;
     }
 
     /**
@@ -130,10 +131,10 @@ final class Acquirer {
             throw new InterruptedException();
         }
         long start = System.nanoTime();
-        // Barge once, unless local waiters queue: they would only find the lock taken by a
+        // Barge once, unless local waiters line up: they would only find the lock taken by a
         // neighbour and sleep again, costing Redis an attempt for nothing.
         Attempt first = null;
-        if (timeoutNanos <= 0 || gate == null || !gate.hasQueuedThreads() && gate.availablePermits() > 0) {
+        if (timeoutNanos <= 0 || line == null || line.isEmpty()) {
             first = step.attempt(false);
             if (first.acquired() || timeoutNanos <= 0) {
                 step.done(first.acquired());
@@ -141,25 +142,77 @@ final class Acquirer {
             }
         }
         boolean acquired = false;
+        Node node = line == null ? null : new Node(step);
         try {
-            if (!enterLocalQueue(start, timeoutNanos, interruptible)) {
-                return new Attempt(false, -1, -1, start);
-            }
-            try {
-                Attempt attempt = waitInRedis(step, owner, first, start, timeoutNanos, interruptible);
-                acquired = attempt.acquired();
-                return attempt;
-            } finally {
-                if (gate != null) {
-                    gate.release();
+            if (node != null) {
+                line.add(node);
+                Attempt handed = waitInLine(node, start, timeoutNanos, interruptible);
+                if (handed != null) {
+                    acquired = handed.acquired();
+                    return handed;
                 }
             }
+            Attempt attempt = waitInRedis(step, node, owner, first, start, timeoutNanos, interruptible);
+            acquired = attempt.acquired();
+            return attempt;
         } finally {
+            if (node != null) {
+                leaveLine(node);
+            }
             step.done(acquired);
         }
     }
 
-    private Attempt waitInRedis(Step step, String owner, Attempt first, long start, long timeoutNanos,
+    /**
+     * Waits until the node is first in line (returns null: go and ask Redis), or was handed the
+     * lock (returns that attempt), or the time is up (returns a failed attempt).
+     */
+    private Attempt waitInLine(Node node, long start, long timeoutNanos, boolean interruptible)
+            throws InterruptedException {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                if (node.grant != null) {
+                    return node.step.granted(node.grant);
+                }
+                if (line.peek() == node) {
+                    return null;
+                }
+                long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
+                boolean interruptNow = Thread.interrupted();
+                if (interruptNow && !interruptible) {
+                    interrupted = true;
+                }
+                if (remaining <= 0 || interruptNow && interruptible) {
+                    if (node.leave()) {
+                        if (interruptNow) {
+                            throw new InterruptedException();
+                        }
+                        return new Attempt(false, -1, -1, start);
+                    }
+                    // Reserved by a neighbour's unlock: its outcome decides.
+                    node.awaitSettled();
+                    if (node.grant != null) {
+                        if (interruptNow) {
+                            Thread.currentThread().interrupt();
+                        }
+                        return node.step.granted(node.grant);
+                    }
+                    if (interruptNow) {
+                        throw new InterruptedException();
+                    }
+                    return new Attempt(false, -1, -1, start);
+                }
+                LockSupport.parkNanos(this, Math.min(remaining, recheckNanos));
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private Attempt waitInRedis(Step step, Node node, String owner, Attempt first, long start, long timeoutNanos,
             boolean interruptible) throws InterruptedException {
         boolean interrupted = false;
         checkOpen.run();
@@ -167,9 +220,8 @@ final class Acquirer {
         try (WakeupDispatcher.Subscription subscription = registered
                 ? wakeups.subscribe(channel, owner, first.sentNanos())
                 : wakeups.subscribe(channel, owner)) {
-            if (gate != null) {
-                headStep = step;
-                head = subscription;
+            if (node != null) {
+                node.subscription = subscription;
             }
             step.waiting(subscription);
             // Subscribe, then check: unless the first try registered this waiter while the channel
@@ -178,7 +230,7 @@ final class Acquirer {
             while (true) {
                 // A grant first: what was handed over is held already, so an interrupt that came
                 // with it is left set for the caller, as ReentrantLock does when it wins that race.
-                String grant = subscription.granted();
+                String grant = node != null && node.grant != null ? node.grant : subscription.granted();
                 if (grant != null) {
                     Attempt claimed = step.granted(grant);
                     if (claimed.acquired()) {
@@ -190,41 +242,68 @@ final class Acquirer {
                 }
                 if (Thread.interrupted()) {
                     if (interruptible) {
-                        throw new InterruptedException();
+                        if (node == null || node.leave()) {
+                            throw new InterruptedException();
+                        }
+                        node.awaitSettled();
+                        if (node.grant == null) {
+                            throw new InterruptedException();
+                        }
+                        Thread.currentThread().interrupt();
+                        continue;
                     }
                     interrupted = true;
                 }
                 if (attempt != null) {
                     long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
                     if (remaining <= 0) {
-                        return attempt;
+                        if (node == null || node.leave()) {
+                            return attempt;
+                        }
+                        node.awaitSettled();
+                        continue;
                     }
-                    subscription.sleep(Math.min(remaining, sleepFor(attempt)));
+                    subscription.await(Math.min(remaining, sleepFor(attempt)));
                     attempt = null;
                     continue;
                 }
                 // Forget wake-ups before the check, so any release after it wakes the sleep below.
                 subscription.reset();
-                if (gate != null && step.heldLocally()) {
-                    // The holder is a neighbour: its unlock() wakes this head (already in place, and
-                    // its hold is dropped from the books only before that wake), so asking Redis
-                    // now could only fail. Sleep until then, bounded as every sleep is.
+                if (node != null && step.heldLocally()) {
+                    // The holder is a neighbour: its unlock() hands the lock over or wakes this
+                    // head (already in place, and its hold is dropped from the books only before
+                    // that), so asking Redis now could only fail. Sleep until then, bounded as
+                    // every sleep is.
                     long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
                     if (remaining <= 0) {
-                        return new Attempt(false, -1, -1, start);
+                        if (node.leave()) {
+                            return new Attempt(false, -1, -1, start);
+                        }
+                        node.awaitSettled();
+                        continue;
                     }
-                    subscription.sleep(Math.min(remaining, recheckNanos));
+                    subscription.await(Math.min(remaining, recheckNanos));
                     continue;
                 }
-                attempt = step.attempt(true);
+                if (node != null && !node.busy()) {
+                    // Reserved while idle: the hand-over's outcome first.
+                    node.awaitSettled();
+                    continue;
+                }
+                try {
+                    attempt = step.attempt(true);
+                } finally {
+                    if (node != null) {
+                        node.idle();
+                    }
+                }
                 if (attempt.acquired()) {
                     return attempt;
                 }
             }
         } finally {
-            if (gate != null) {
-                head = null;
-                headStep = null;
+            if (node != null) {
+                node.subscription = null;
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -243,52 +322,120 @@ final class Acquirer {
                 : recheckNanos;
     }
 
+    /** Takes the node out of the line for good; the next in line, if any, goes on. */
+    private void leaveLine(Node node) {
+        node.state.set(Node.LEFT);
+        line.remove(node);
+        wakeFirst();
+    }
+
+    private void wakeFirst() {
+        Node first = line.peek();
+        if (first != null) {
+            first.wake();
+        }
+    }
+
     /** Wakes the local waiter that talks to Redis, if any: a local release need not wait for Pub/Sub. */
     void wakeHead() {
-        WakeupDispatcher.Subscription waiter = head;
-        if (waiter != null) {
-            waiter.wake();
+        if (line != null) {
+            wakeFirst();
         }
     }
 
     /**
-     * Reserves the local queue's head for a hand-over, if it sleeps and can take one: it then
-     * neither wakes, tries nor gives up until the caller {@linkplain
-     * WakeupDispatcher.Subscription#settle settles} the reservation, which the caller must do.
+     * Reserves the first local waiter for a hand-over, if it is idle (parked in line, or asleep
+     * between tries) and can take one: until the caller {@linkplain #settle settles} the
+     * reservation, which it must, the waiter neither tries, gives up nor leaves.
      *
-     * @return the head's subscription and owner string, or null if there is none to hand over to
+     * @return the reserved waiter and its owner string, or null if there is none to hand over to
      */
     Handover reserveHead() {
-        WakeupDispatcher.Subscription waiter = head;
-        Step steps = headStep;
-        String owner = steps == null ? null : steps.handoverOwner();
-        if (waiter == null || owner == null || head != waiter || !waiter.reserve()) {
+        Node first = line == null ? null : line.peek();
+        String owner = first == null ? null : first.step.handoverOwner();
+        if (owner == null || !first.state.compareAndSet(Node.IDLE, Node.RESERVED)) {
             return null;
         }
-        return new Handover(waiter, owner);
+        return new Handover(first, owner);
     }
 
-    /** A reserved head: {@link #subscription} must be settled. */
-    record Handover(WakeupDispatcher.Subscription subscription, String owner) {
+    /**
+     * Ends a reservation and wakes the waiter: granted with {@code detail}, or, if null, to go on
+     * by itself.
+     *
+     * @param handover what {@link #reserveHead()} returned
+     * @param detail what the waiter was handed (see {@link Step#granted(String)}), or null
+     */
+    void settle(Handover handover, String detail) {
+        Node node = handover.node();
+        if (detail != null) {
+            node.grant = detail;
+        }
+        node.state.set(Node.IDLE);
+        node.wake();
+    }
+
+    /** A reserved first waiter; it must be {@linkplain #settle settled}. */
+    record Handover(Node node, String owner) {
     }
 
     /** Tells whether local threads wait in the local queue, for {@code toString()}. */
     boolean hasWaiters() {
-        return head != null || gate != null && gate.hasQueuedThreads();
+        return line != null && !line.isEmpty();
     }
 
-    private boolean enterLocalQueue(long start, long timeoutNanos, boolean interruptible) throws InterruptedException {
-        if (gate == null) {
-            return true;
+    /** One local waiter's place in the line. */
+    static final class Node {
+        /** Parked in line, or asleep between tries: may be reserved. */
+        static final int IDLE = 0;
+        /** Trying in Redis. */
+        static final int BUSY = 1;
+        /** Reserved for a hand-over that is under way. */
+        static final int RESERVED = 2;
+        /** Gone: acquired, gave up or failed. */
+        static final int LEFT = 3;
+        private static final long SETTLE_PROBE_NANOS = 100_000;
+
+        final Step step;
+        final Thread thread = Thread.currentThread();
+        final AtomicInteger state = new AtomicInteger(IDLE);
+        /** What a neighbour handed over; null until then. */
+        volatile String grant;
+        /** The waiter's subscription while it waits in Redis, for a wake to end its sleep. */
+        volatile WakeupDispatcher.Subscription subscription;
+
+        Node(Step step) {
+            this.step = step;
         }
-        if (timeoutNanos == FOREVER) {
-            if (interruptible) {
-                gate.acquire();
-            } else {
-                gate.acquireUninterruptibly();
+
+        /** Marks the waiter as trying; false if it is reserved (then it must await the outcome). */
+        boolean busy() {
+            return state.compareAndSet(IDLE, BUSY);
+        }
+
+        /** Marks the waiter idle again after a try. */
+        void idle() {
+            state.compareAndSet(BUSY, IDLE);
+        }
+
+        /** Marks the waiter as leaving; false if it is reserved (then it must await the outcome). */
+        boolean leave() {
+            return state.compareAndSet(IDLE, LEFT) || state.compareAndSet(BUSY, LEFT);
+        }
+
+        /** Waits until a reservation is settled; the neighbour settles within its one command's timeout. */
+        void awaitSettled() {
+            while (state.get() == RESERVED) {
+                LockSupport.parkNanos(this, SETTLE_PROBE_NANOS);
             }
-            return true;
         }
-        return gate.tryAcquire(Math.max(0, timeoutNanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+
+        void wake() {
+            WakeupDispatcher.Subscription waiting = subscription;
+            if (waiting != null) {
+                waiting.wake();
+            }
+            LockSupport.unpark(thread);
+        }
     }
 }

@@ -444,7 +444,7 @@ final class RedisLock implements DistributedLock {
         } catch (RuntimeException e) {
             // The head tries for itself: if the hand-over did happen, its try finds it the owner
             // and takes the lock afresh; the token-checked release below is then a no-op.
-            next.subscription().settle(null);
+            acquirer.settle(next, null);
             if (e instanceof SynchronizerUnavailableException) {
                 long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis()
                         : machinery.leaseMillis);
@@ -454,7 +454,7 @@ final class RedisLock implements DistributedLock {
             throw e;
         }
         if ((Long) reply.get(0) == 0L) {
-            next.subscription().settle(null);
+            acquirer.settle(next, null);
             LostHold.Cause cause = held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED
                     ? LostHold.Cause.LEASE_EXPIRED
                     : LostHold.Cause.GONE;
@@ -466,7 +466,7 @@ final class RedisLock implements DistributedLock {
         } else {
             localStreak.set(0);
         }
-        next.subscription().settle(reply.get(1) + "@" + sent);
+        acquirer.settle(next, reply.get(1) + "@" + sent);
     }
 
     /**

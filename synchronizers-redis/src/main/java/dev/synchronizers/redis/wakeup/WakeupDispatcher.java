@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -302,10 +301,6 @@ public final class WakeupDispatcher implements AutoCloseable {
      * {@link #wake()} it.
      */
     public final class Subscription implements AutoCloseable {
-        private static final int AWAKE = 0;
-        private static final int SLEEPING = 1;
-        private static final int RESERVED = 2;
-        private static final long SETTLE_PROBE_NANOS = 100_000;
 
         private final String channel;
         private final String owner;
@@ -313,8 +308,6 @@ public final class WakeupDispatcher implements AutoCloseable {
         private volatile boolean woken;
         /** What a grant message said after the owner, "" if nothing; null until granted. */
         private volatile String grant;
-        /** {@link #AWAKE}, {@link #SLEEPING} or {@link #RESERVED}: see {@link #reserve()}. */
-        private final AtomicInteger handoff = new AtomicInteger(AWAKE);
         private boolean closed;
         private boolean liveSinceFirstTry;
 
@@ -364,52 +357,6 @@ public final class WakeupDispatcher implements AutoCloseable {
         /** Forgets a grant the waiter could not use, so that it waits for the next one. */
         public void forgetGrant() {
             grant = null;
-        }
-
-        /**
-         * Sleeps as {@link #await(long)} does, but lets a neighbour {@linkplain #reserve() reserve}
-         * the waiter meanwhile: if one did, returns only once it has {@linkplain #settle settled}
-         * the reservation (granted, or not), however the sleep ended (woken, timed out,
-         * interrupted). So a waiter never gives up while a hand-over to it is under way.
-         *
-         * @param nanos the longest time to sleep
-         */
-        public void sleep(long nanos) {
-            handoff.set(SLEEPING);
-            try {
-                await(nanos);
-            } finally {
-                if (!handoff.compareAndSet(SLEEPING, AWAKE)) {
-                    // Reserved: the neighbour settles within its one command's timeout.
-                    while (handoff.get() == RESERVED) {
-                        LockSupport.parkNanos(this, SETTLE_PROBE_NANOS);
-                    }
-                }
-            }
-        }
-
-        /**
-         * Reserves a sleeping waiter for a hand-over by a thread of this client: until the
-         * reservation is {@linkplain #settle settled}, the waiter does not wake up, give up or try.
-         *
-         * @return true if reserved; false if the waiter is awake (trying, or about to leave)
-         */
-        public boolean reserve() {
-            return handoff.compareAndSet(SLEEPING, RESERVED);
-        }
-
-        /**
-         * Ends a reservation and wakes the waiter: granted with {@code detail}, or, if null, to try
-         * for itself.
-         *
-         * @param detail what the waiter was handed, or null if the hand-over did not happen
-         */
-        public void settle(String detail) {
-            if (detail != null) {
-                grant = detail;
-            }
-            handoff.set(AWAKE);
-            wake();
         }
 
         /** Wakes the subscribed thread, now or at its next {@link #await(long)}. */
