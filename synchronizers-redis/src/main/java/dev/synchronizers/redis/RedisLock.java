@@ -428,7 +428,7 @@ final class RedisLock implements DistributedLock {
     }
 
     /**
-     * Ends this thread's hold by handing the lock to the local queue's head, reserved and asleep,
+     * Ends this thread's hold by handing the lock to the first local waiter, reserved while idle,
      * in one script call (lock-handover.lua): a new hold with a new token, without the head's own
      * round trip. Counts the streak of hand-overs while other waiters are marked, so that
      * {@link #MAX_LOCAL_STREAK} of them in a row are followed by a real release.
