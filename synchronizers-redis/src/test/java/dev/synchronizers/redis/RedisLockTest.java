@@ -344,7 +344,7 @@ class RedisLockTest {
      * Hand-overs within a client stop after {@link RedisLock#MAX_LOCAL_STREAK} in a row while a
      * waiter of another client is marked: client A's threads take the lock one after the other,
      * each handed it by the one before (no message), and the unlock after the streak releases
-     * and tells every waiter (one message), so that client B's waiter gets its chance.
+     * and tells every waiter (a message), so that client B's waiter gets its chance.
      */
     @Test
     void unlock_afterAStreakOfHandOversWhileAnotherClientWaits_releasesAndTellsEveryone() throws Exception {
@@ -389,8 +389,9 @@ class RedisLockTest {
                 CountDownLatch previous = release;
                 unlockPrevious = previous::countDown;
             } else {
+                // At least one: client B, if it wins the lock now, publishes again when it unlocks.
                 Await.until("the release after the streak is published",
-                        () -> RedisState.calls(admin.info("commandstats"), "publish") == 1);
+                        () -> RedisState.calls(admin.info("commandstats"), "publish") >= 1);
             }
         }
         releases.forEach(CountDownLatch::countDown);
