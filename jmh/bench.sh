@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the benchmarks and runs them, writing JMH's JSON and log to jmh/results/.
-#   jmh/bench.sh quick [regex]   short iterations: a ranking in a few minutes, not numbers to quote
+#   jmh/bench.sh quick [regex]   short iterations, throughput only (no *Latency twins): a ranking in under
+#                                3 minutes, not numbers to quote
 #   jmh/bench.sh full  [regex]   the module's defaults (BenchmarkDefaults): numbers to quote
 # The optional regex selects benchmarks, e.g. 'LockContended|ReadWriteLock'.
 set -euo pipefail
@@ -8,7 +9,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-quick}
 pattern=${2:-.}
 case "$mode" in
-  quick) opts=(-wi 1 -w 2s -i 2 -r 3s -f 1) ;;
+  quick) opts=(-wi 1 -w 1s -i 1 -r 2s -f 1 -e 'Latency$') ;;
   full) opts=() ;;
   *) echo "usage: jmh/bench.sh quick|full [regex]" >&2; exit 2 ;;
 esac

@@ -403,20 +403,12 @@ final class RedisLock implements DistributedLock {
             if (!(e instanceof SynchronizerUnavailableException)) {
                 throw e;
             }
-            // Left in Redis, the hold would keep everyone out for a whole lease, even this thread's
-            // own local queue: end it as soon as Redis is back. Token-checked, so always safe.
-            long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis() : machinery.leaseMillis);
-            machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
-                    () -> releaseCommand(held.owner, held.token), System.nanoTime() + leaseNanos);
+            retryRelease(held);
             throw e;
         }
         if ((Long) released.get(0) == 0L) {
-            LostHold.Cause cause = held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED
-                    ? LostHold.Cause.LEASE_EXPIRED
-                    : LostHold.Cause.GONE;
-            machinery.listeners.report(new LostHold(name, kind, threadId, held.token, cause));
             acquirer.wakeHead();
-            throw lost(cause, "unlock()");
+            throw lostAtUnlock(threadId, held);
         }
         if (streakEnded) {
             // After a streak of hand-overs within this client, other clients' waiters get a fair
@@ -446,20 +438,13 @@ final class RedisLock implements DistributedLock {
             // and takes the lock afresh; the token-checked release below is then a no-op.
             acquirer.settle(next, null);
             if (e instanceof SynchronizerUnavailableException) {
-                long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis()
-                        : machinery.leaseMillis);
-                machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
-                        () -> releaseCommand(held.owner, held.token), System.nanoTime() + leaseNanos);
+                retryRelease(held);
             }
             throw e;
         }
         if ((Long) reply.get(0) == 0L) {
             acquirer.settle(next, null);
-            LostHold.Cause cause = held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED
-                    ? LostHold.Cause.LEASE_EXPIRED
-                    : LostHold.Cause.GONE;
-            machinery.listeners.report(new LostHold(name, kind, threadId, held.token, cause));
-            throw lost(cause, "unlock()");
+            throw lostAtUnlock(threadId, held);
         }
         if ((Long) reply.get(2) == 1L) {
             localStreak.incrementAndGet();
@@ -467,6 +452,26 @@ final class RedisLock implements DistributedLock {
             localStreak.set(0);
         }
         acquirer.settle(next, reply.get(1) + "@" + sent);
+    }
+
+    /**
+     * Ends, as soon as Redis is back, a hold whose release could not be sent: left in Redis it
+     * would keep everyone out for a whole lease, even this thread's own local queue. Retried until
+     * Redis answers or the lease is over; token-checked, so always safe.
+     */
+    private void retryRelease(Hold held) {
+        long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis() : machinery.leaseMillis);
+        machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
+                () -> releaseCommand(held.owner, held.token), System.nanoTime() + leaseNanos);
+    }
+
+    /** Reports a hold that Redis no longer had when unlock() came, and returns what unlock() throws. */
+    private LostHoldException lostAtUnlock(long threadId, Hold held) {
+        LostHold.Cause cause = held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED
+                ? LostHold.Cause.LEASE_EXPIRED
+                : LostHold.Cause.GONE;
+        machinery.listeners.report(new LostHold(name, kind, threadId, held.token, cause));
+        return lost(cause, "unlock()");
     }
 
     /**
