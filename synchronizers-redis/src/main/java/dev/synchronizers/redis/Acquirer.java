@@ -76,8 +76,8 @@ final class Acquirer {
         }
 
         /**
-         * Returns the owner string a neighbour may hand the lock to while this waiter sleeps at the
-         * head of the local queue ({@link #reserveHead()}), or null if it cannot take a hand-over.
+         * Returns the owner string a neighbour may hand the lock to while this waiter is first in
+         * the local line and idle ({@link #reserveHead()}), or null if it cannot take a hand-over.
          */
         default String handoverOwner() {
             return null;
@@ -184,24 +184,16 @@ final class Acquirer {
                     interrupted = true;
                 }
                 if (remaining <= 0 || interruptNow && interruptible) {
-                    if (node.leave()) {
+                    if (mayGiveUp(node) || node.grant == null) {
                         if (interruptNow) {
                             throw new InterruptedException();
                         }
                         return new Attempt(false, -1, -1, start);
                     }
-                    // Reserved by a neighbour's unlock: its outcome decides.
-                    node.awaitSettled();
-                    if (node.grant != null) {
-                        if (interruptNow) {
-                            Thread.currentThread().interrupt();
-                        }
-                        return node.step.granted(node.grant);
-                    }
                     if (interruptNow) {
-                        throw new InterruptedException();
+                        Thread.currentThread().interrupt();
                     }
-                    return new Attempt(false, -1, -1, start);
+                    return node.step.granted(node.grant);
                 }
                 LockSupport.parkNanos(this, Math.min(remaining, recheckNanos));
             }
@@ -242,11 +234,7 @@ final class Acquirer {
                 }
                 if (Thread.interrupted()) {
                     if (interruptible) {
-                        if (node == null || node.leave()) {
-                            throw new InterruptedException();
-                        }
-                        node.awaitSettled();
-                        if (node.grant == null) {
+                        if (mayGiveUp(node) || node.grant == null) {
                             throw new InterruptedException();
                         }
                         Thread.currentThread().interrupt();
@@ -257,10 +245,9 @@ final class Acquirer {
                 if (attempt != null) {
                     long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
                     if (remaining <= 0) {
-                        if (node == null || node.leave()) {
+                        if (mayGiveUp(node)) {
                             return attempt;
                         }
-                        node.awaitSettled();
                         continue;
                     }
                     subscription.await(Math.min(remaining, sleepFor(attempt)));
@@ -276,10 +263,9 @@ final class Acquirer {
                     // every sleep is.
                     long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
                     if (remaining <= 0) {
-                        if (node.leave()) {
+                        if (mayGiveUp(node)) {
                             return new Attempt(false, -1, -1, start);
                         }
-                        node.awaitSettled();
                         continue;
                     }
                     subscription.await(Math.min(remaining, recheckNanos));
@@ -320,6 +306,19 @@ final class Acquirer {
         return attempt.holderTtlMillis() >= 0
                 ? TimeUnit.MILLISECONDS.toNanos(Math.max(1, attempt.holderTtlMillis()))
                 : recheckNanos;
+    }
+
+    /**
+     * Tells whether a waiter that wants to stop (timed out, interrupted) may: always without a
+     * local line; with one, unless a neighbour's unlock has reserved it, in which case this first
+     * waits for that hand-over's outcome (a grant in {@link Node#grant}, or none) and says no.
+     */
+    private static boolean mayGiveUp(Node node) {
+        if (node == null || node.leave()) {
+            return true;
+        }
+        node.awaitSettled();
+        return false;
     }
 
     /** Takes the node out of the line for good; the next in line, if any, goes on. */
