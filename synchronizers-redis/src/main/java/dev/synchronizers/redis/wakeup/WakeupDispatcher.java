@@ -158,9 +158,7 @@ public final class WakeupDispatcher implements AutoCloseable {
         // recorded before this reading (wake() records before it delivers).
         subscription.liveSinceFirstTry = state.liveSinceNanos <= sinceNanos;
         Long named = state.unclaimed.get(owner);
-        Long granted = state.unclaimed.get(GRANTED + owner);
-        if (state.everyoneNanos >= sinceNanos || named != null && named >= sinceNanos
-                || granted != null && granted >= sinceNanos) {
+        if (state.everyoneNanos >= sinceNanos || named != null && named >= sinceNanos) {
             subscription.wake();
         }
         return subscription;
@@ -239,7 +237,8 @@ public final class WakeupDispatcher implements AutoCloseable {
         if (everyone) {
             state.everyoneNanos = now;
         } else if (named.startsWith(ownerPrefix)) {
-            state.unclaimed.put(grant ? GRANTED + named : named, now);
+            // A grant that came before its waiter subscribed only wakes it: its next try finds it.
+            state.unclaimed.put(named, now);
         }
         for (Subscription waiter : state.waiters) {
             if (everyone) {
