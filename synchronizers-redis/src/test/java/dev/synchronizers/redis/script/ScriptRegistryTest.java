@@ -95,6 +95,8 @@ class ScriptRegistryTest extends LuaTestBase {
             assertArity(() -> registry.run(Script.LOCK_HANDOVER, four, "owner-a", "1001", "owner-b", "1000"));
             assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b"));
             assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b", "1000", "extra"));
+            assertArity(() -> registry.run(Script.LOCK_GIVE_BACK, two, "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.LOCK_GIVE_BACK, four, "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, four, "unexpected"));
             assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, two));
             assertArity(() -> registry.run(Script.LOCK_RENEW, new String[0], "1000"));
