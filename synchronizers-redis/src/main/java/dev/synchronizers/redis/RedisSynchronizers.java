@@ -215,6 +215,11 @@ public final class RedisSynchronizers implements Synchronizers {
         return machinery.watchdog.pendingRetries();
     }
 
+    /** Synchronizer objects that holds keep reachable, for leak checks. */
+    int pinnedSynchronizers() {
+        return machinery.pinnedCount();
+    }
+
     /** Runs one watchdog tick now, for tests. */
     void renewNow() {
         machinery.watchdog.tick();
