@@ -62,7 +62,7 @@ class SemaphoreUnknownOutcomesTest {
      * whole again while that thread holds its own permit.
      */
     @Test
-    void acquire_afterAPermitWasReportedUnrenewable_doesNotReleaseTheLostOne() throws Exception {
+    void acquire_afterAPermitWasReportedUnrenewable_theLostPermitReturnsToThePool() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
         RedisSynchronizers client = client(server, 6_000, lost);
