@@ -1,10 +1,10 @@
--- semaphore-available.lua: count the permits free now, returning those of clients whose lease ran out to the pool.
+-- semaphore-available.lua: count the permits free now, returning those of grants whose lease ran out to the pool.
 --
 -- KEYS[1] total     string  the total number of permits
--- KEYS[2] holds     hash    client -> permits it holds; ':sum' -> permits all live clients hold
--- KEYS[3] leases    zset    client -> end of the lease on its permits, server time in ms
+-- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum' -> permits all live grants hold
+-- KEYS[3] leases    zset    grant -> end of its lease, server time in ms
 --
--- Returns available  the total minus what live clients hold (negative after the total shrank)
+-- Returns available  the total minus what live grants hold (negative after the total shrank)
 local total_key, holds, leases = KEYS[1], KEYS[2], KEYS[3]
 
 local now = redis.call('TIME')

@@ -25,6 +25,7 @@ final class QueuePlace {
     private final String[] placeKeys;
     private final Script leave;
     private final String[] leaveKeys;
+    private final String[] leaveArgs;
     private final String what;
     private boolean queued;
     /** When the try that queued the waiter was sent; the place is known to be queued since. */
@@ -38,15 +39,19 @@ final class QueuePlace {
      * @param leave the script that takes the waiter out of the queue
      * @param leaveKeys that script's keys
      * @param what the synchronizer, for messages, e.g. {@code "fair lock 'orders'"}
+     * @param leaveExtra the leave script's arguments after the owner, if it takes more
      */
     QueuePlace(Machinery machinery, String owner, Script renew, String[] placeKeys, Script leave, String[] leaveKeys,
-            String what) {
+            String what, String... leaveExtra) {
         this.machinery = machinery;
         this.owner = owner;
         this.renew = renew;
         this.placeKeys = placeKeys;
         this.leave = leave;
         this.leaveKeys = leaveKeys;
+        this.leaveArgs = new String[1 + leaveExtra.length];
+        leaveArgs[0] = owner;
+        System.arraycopy(leaveExtra, 0, leaveArgs, 1, leaveExtra.length);
         this.what = what;
     }
 
@@ -94,12 +99,12 @@ final class QueuePlace {
         }
         if (!acquired && queued) {
             try {
-                machinery.<Long>await(machinery.scripts.run(leave, leaveKeys, owner), "leave the queue of " + what);
+                machinery.<Long>await(machinery.scripts.run(leave, leaveKeys, leaveArgs), "leave the queue of " + what);
             } catch (RuntimeException e) {
                 log.debug("{}: could not leave the queue; retrying until its place's lease is over: {}", what,
                         e.toString());
                 machinery.watchdog.retryUntil("leave the queue of " + what,
-                        () -> machinery.scripts.run(leave, leaveKeys, owner),
+                        () -> machinery.scripts.run(leave, leaveKeys, leaveArgs),
                         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             }
         }
