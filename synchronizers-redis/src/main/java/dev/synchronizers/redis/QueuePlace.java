@@ -3,7 +3,10 @@ package dev.synchronizers.redis;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +30,8 @@ final class QueuePlace {
     private final String[] leaveKeys;
     private final String[] leaveArgs;
     private final String what;
+    /** Sends a retried leave, or skips it when it can no longer be meant for this wait. */
+    private Function<Supplier<CompletionStage<?>>, CompletionStage<?>> retryGuard = Supplier::get;
     private boolean queued;
     /** When the try that queued the waiter was sent; the place is known to be queued since. */
     private long queuedNanos;
@@ -53,6 +58,17 @@ final class QueuePlace {
         leaveArgs[0] = owner;
         System.arraycopy(leaveExtra, 0, leaveArgs, 1, leaveExtra.length);
         this.what = what;
+    }
+
+    /**
+     * Makes every retried leave go through {@code guard}, which sends it or skips it. A leave named
+     * by owner (the fair lock's, the writer's) must not run after the same thread took the lock
+     * again, since it gives back a lock handed to that owner: the guard knows when.
+     *
+     * @param guard given the leave to send, sends it or returns a completed stage instead
+     */
+    void guardRetries(Function<Supplier<CompletionStage<?>>, CompletionStage<?>> guard) {
+        this.retryGuard = guard;
     }
 
     /**
@@ -103,8 +119,8 @@ final class QueuePlace {
             } catch (RuntimeException e) {
                 log.debug("{}: could not leave the queue; retrying until its place's lease is over: {}", what,
                         e.toString());
-                machinery.watchdog.retryUntil("leave the queue of " + what,
-                        () -> machinery.scripts.run(leave, leaveKeys, leaveArgs),
+                Supplier<CompletionStage<?>> send = () -> machinery.scripts.run(leave, leaveKeys, leaveArgs);
+                machinery.watchdog.retryUntil("leave the queue of " + what, () -> retryGuard.apply(send),
                         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             }
         }

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -280,18 +281,25 @@ final class RedisLock implements DistributedLock {
         } catch (RuntimeException e) {
             log.debug("{}: could not give back; retrying while the thread neither holds nor acquires it: {}", what,
                     e.toString());
-            machinery.watchdog.retryUntil(what, () -> {
-                giveBackOrder.lock();
-                try {
-                    // Checked and sent under the lock an acquire takes to announce itself, so that
-                    // the give-back reaches Redis before any acquire this thread sends later.
-                    return holds.containsKey(threadId) || acquiring.contains(threadId)
-                            ? CompletableFuture.completedFuture(0L)
-                            : giveBackCommand(owner);
-                } finally {
-                    giveBackOrder.unlock();
-                }
-            }, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+            machinery.watchdog.retryUntil(what, () -> unlessTaken(threadId, () -> giveBackCommand(owner)),
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+        }
+    }
+
+    /**
+     * Sends a retried follow-up named by owner (a give-back, a fair leave) only while the owner's
+     * thread neither holds nor acquires this lock: then a hold of that owner in Redis is one nobody
+     * knows of. Checked and sent under the lock an acquire takes to announce itself, so that the
+     * follow-up reaches Redis before any acquire the thread sends later.
+     */
+    private CompletionStage<?> unlessTaken(long threadId, Supplier<CompletionStage<?>> send) {
+        giveBackOrder.lock();
+        try {
+            return holds.containsKey(threadId) || acquiring.contains(threadId)
+                    ? CompletableFuture.completedFuture(0L)
+                    : send.get();
+        } finally {
+            giveBackOrder.unlock();
         }
     }
 
@@ -326,6 +334,9 @@ final class RedisLock implements DistributedLock {
                             keys.keysFor(Script.FAIR_LOCK_RENEW_PLACE), policy.leave,
                             keys.keysFor(policy.leave), kind + " '" + name + "'")
                     : null;
+            if (place != null) {
+                place.guardRetries(send -> unlessTaken(threadId, send));
+            }
         }
 
         @Override

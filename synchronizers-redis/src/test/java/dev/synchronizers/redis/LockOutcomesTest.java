@@ -108,6 +108,32 @@ class LockOutcomesTest {
         third.unlock();
     }
 
+    /**
+     * A leave that could not reach Redis is retried by the watchdog; if the same thread has taken
+     * the lock meanwhile, the retry must not end that new hold (a fair leave gives back a lock
+     * handed to its owner, and the owner string is the same thread's).
+     */
+    @Test
+    void fairTryLock_retriedLeaveAfterTheThreadTookTheLock_leavesTheNewHoldAlone() throws Exception {
+        RedisServer server = ownServer();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        DistributedLock holder = client(server.uri(), Duration.ofSeconds(5)).fairLock(name);
+        RedisSynchronizers lateClient = client(server.uri(), Duration.ofMillis(300));
+        DistributedLock late = lateClient.fairLock(name);
+        holder.lock();
+
+        admin.clientPause(1500);
+        assertThrows(SynchronizerUnavailableException.class, () -> late.tryLock(30, TimeUnit.SECONDS));
+        awaitAnswers(late);
+        holder.unlock();
+        assertTrue(late.tryLock(10, TimeUnit.SECONDS), "the thread takes the lock afresh");
+
+        lateClient.renewNow();
+        lateClient.renewNow();
+        assertTrue(late.isHeldByCurrentThread(), "the retried leave ended the thread's new hold");
+        late.unlock();
+    }
+
     /* --------------- a non-fair hand-over whose reply is late --------------- */
 
     /**
