@@ -28,6 +28,13 @@ for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
   redis.call('ZREM', queue, gone)
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+-- A member queued without a place (left half-written) has no lease to wait for and cannot be
+-- served: it goes too, so that it holds up nobody behind it.
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+while head and not redis.call('ZSCORE', places, head) do
+  redis.call('ZREM', queue, head)
+  head = redis.call('ZRANGE', queue, 0, 0)[1]
+end
 
 -- The writer itself may read (downgrade); anyone else waits for the writer, and behind waiting
 -- writers, so that readers arriving all the time cannot starve a writer.

@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * One waiter's place in a queue in Redis (the fair lock's, the semaphore's): leased and renewed by
  * the watchdog while the waiter waits, and left at once when it gives up. A place the watchdog
  * finds gone (purged while the client was cut off) is taken again, at the back, by the waiter's
- * next try, so the watchdog wakes it to make that try now.
+ * next try, so the watchdog wakes it to make that try now; the place that try takes is leased and
+ * renewed as the first was.
  *
  * <p>Used by one waiting thread; not thread-safe.
  */
@@ -36,6 +37,8 @@ final class QueuePlace {
     /** When the try that queued the waiter was sent; the place is known to be queued since. */
     private long queuedNanos;
     private Watchdog.Lease lease;
+    /** Where the watchdog wakes the waiter when its place is gone; set once it waits. */
+    private WakeupDispatcher.Subscription subscription;
 
     /**
      * @param owner the waiter's owner string, its member in the queue
@@ -72,7 +75,9 @@ final class QueuePlace {
     }
 
     /**
-     * Records that a try put the waiter in the queue, so that giving up must take it out.
+     * Records that a try put the waiter in the queue (or kept it there), so that giving up must
+     * take it out. After the watchdog ended the renewal of a place it found gone, the place this
+     * try took is registered for renewal afresh.
      *
      * @param sentNanos {@link System#nanoTime()} just before that try was sent
      */
@@ -81,12 +86,21 @@ final class QueuePlace {
             queued = true;
             queuedNanos = sentNanos;
         }
+        if (lease != null && lease.endedBecause() != null) {
+            register(sentNanos);
+        }
     }
 
     /** The waiter is about to sleep: keep its place leased. */
     void waiting(WakeupDispatcher.Subscription subscription) {
-        lease = machinery.watchdog.register(renew, placeKeys, new String[] {owner}, 0,
-                queued ? queuedNanos : System.nanoTime(), cause -> subscription.wake());
+        this.subscription = subscription;
+        register(queued ? queuedNanos : System.nanoTime());
+    }
+
+    private void register(long sentNanos) {
+        WakeupDispatcher.Subscription wakes = subscription;
+        lease = machinery.watchdog.register(renew, placeKeys, new String[] {owner}, 0, sentNanos,
+                cause -> wakes.wake());
     }
 
     /**
