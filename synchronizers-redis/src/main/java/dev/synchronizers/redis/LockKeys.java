@@ -21,17 +21,17 @@ record LockKeys(String lock, String token, String queue, String places, String r
 
     /** The keys of {@code lock(name)}. */
     static LockKeys of(String prefix, String name) {
-        return under(prefix + ":lock:{" + name + "}");
+        return under(HashTag.base(prefix, "lock", name));
     }
 
     /** The keys of {@code fairLock(name)}: a lock of its own, apart from {@code lock(name)}. */
     static LockKeys fair(String prefix, String name) {
-        return under(prefix + ":fairlock:{" + name + "}");
+        return under(HashTag.base(prefix, "fairlock", name));
     }
 
     /** The keys of {@code readWriteLock(name)}, shared by its two halves. */
     static LockKeys readWrite(String prefix, String name) {
-        return under(prefix + ":rwlock:{" + name + "}");
+        return under(HashTag.base(prefix, "rwlock", name));
     }
 
     private static LockKeys under(String base) {

@@ -16,7 +16,7 @@ record SemaphoreKeys(String total, String holds, String leases, String queue, St
         String wakeups) {
 
     static SemaphoreKeys of(String prefix, String name) {
-        String base = prefix + ":semaphore:{" + name + "}";
+        String base = HashTag.base(prefix, "semaphore", name);
         return new SemaphoreKeys(base, base + ":holds", base + ":leases", base + ":queue", base + ":places",
                 base + ":asks", base + ":wake");
     }
