@@ -17,6 +17,9 @@
 local lock, token_key, queue, places = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease_ms, place_ms = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 -- Server time only: client clocks are not comparable.
 local now = redis.call('TIME')
 local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])

@@ -9,6 +9,9 @@
 -- Returns {r1, ..., rn}  ri = 1: place i renewed; ri = 0: owner i is no longer queued, or its place ran out
 local place_ms = tonumber(ARGV[1])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 

@@ -15,6 +15,9 @@
 local write, token_key, readers, rtokens, queue, places = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local owner, lease_ms, place_ms = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 local now = redis.call('TIME')
 local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
 local now_ms = math.floor(now_us / 1000)

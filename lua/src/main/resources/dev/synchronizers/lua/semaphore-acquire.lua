@@ -26,6 +26,9 @@ local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2],
 local waiter, permits = ARGV[1], tonumber(ARGV[2])
 local lease_ms, place_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 

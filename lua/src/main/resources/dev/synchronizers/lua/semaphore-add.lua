@@ -14,6 +14,9 @@
 local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local delta = tonumber(ARGV[1])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 local current = tonumber(redis.call('GET', total_key) or '0')
 if current + delta < 0 then
   return {0, current}

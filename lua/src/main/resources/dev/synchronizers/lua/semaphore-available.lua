@@ -7,6 +7,9 @@
 -- Returns available  the total minus what live grants hold (negative after the total shrank)
 local total_key, holds, leases = KEYS[1], KEYS[2], KEYS[3]
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 -- Same purge as semaphore-acquire.lua.
