@@ -35,7 +35,8 @@ local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 -- Grants whose lease ran out (dead or cut-off clients, given-up marks) return to the pool; places
 -- that ran out (dead waiters) are dropped.
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
-  redis.call('HINCRBY', holds, ':sum', -tonumber(redis.call('HGET', holds, gone) or '0'))
+  -- 0 - n, not -n: Lua writes minus zero as "-0", which HINCRBY refuses.
+  redis.call('HINCRBY', holds, ':sum', 0 - tonumber(redis.call('HGET', holds, gone) or '0'))
   redis.call('HDEL', holds, gone)
 end
 redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)

@@ -23,7 +23,8 @@ local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 -- Same purge as semaphore-acquire.lua: grants whose lease ran out return to the pool.
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
-  redis.call('HINCRBY', holds, ':sum', -tonumber(redis.call('HGET', holds, gone) or '0'))
+  -- 0 - n, not -n: Lua writes minus zero as "-0", which HINCRBY refuses.
+  redis.call('HINCRBY', holds, ':sum', 0 - tonumber(redis.call('HGET', holds, gone) or '0'))
   redis.call('HDEL', holds, gone)
 end
 redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)

@@ -79,4 +79,19 @@ class SemaphoreAvailableLuaTest extends LuaTestBase {
 
         assertEquals(0L, lua.redis.exists(sem.total, sem.holds, sem.leases));
     }
+
+    /**
+     * A given-up mark (a grant at 0 permits) whose lease ran out is purged like any grant. Lua
+     * writes minus zero as "-0", which HINCRBY refuses: the purge must not subtract by negation.
+     */
+    @Test
+    void available_runOutGivenUpMark_isPurgedWithoutError() throws Exception {
+        lua.redis.set(sem.total, "5");
+        hold("given-up", 0, 0);
+        hold("live", 1, lua.farEnd());
+
+        assertEquals(4L, available());
+
+        assertEquals(Map.of("live", "1", ":sum", "1"), lua.redis.hgetall(sem.holds), "the mark is gone");
+    }
 }
