@@ -251,12 +251,20 @@ class FaultSoakTest {
         String line = "soak: " + seconds + " s, seed " + seed + ": ops=" + verdict.operations()
                 + " (acquired " + verdict.acquisitions() + "), faults=" + faultCount + " (" + faultList + ")"
                 + ", lost-hold signals=" + verdict.listenerSignals() + " (+" + verdict.lostAtRelease()
-                + " at release), overlaps=" + verdict.overlaps() + " (covered " + verdict.coveredOverlaps()
+                + " at release, " + verdict.unreportedSemaphoreLosses() + " of them semaphore releases never reported"
+                + " to the listener), overlaps=" + verdict.overlaps() + " (covered " + verdict.coveredOverlaps()
                 + "), fenced out=" + verdict.fencedOut() + " of " + verdict.refusals() + " refused"
                 + ", inconclusive=" + verdict.inconclusive().size() + ", violations=" + violations.size();
         StringBuilder summary = new StringBuilder(line).append('\n');
-        violations.stream().limit(10).forEach(violation -> summary.append("  violation: ").append(violation).append('\n'));
+        // A few of each kind: the kind is what a violation's text says before its first colon.
+        Map<String, Integer> shown = new TreeMap<>();
+        for (String violation : violations) {
+            if (shown.merge(violation.substring(0, Math.max(0, violation.indexOf(':'))), 1, Integer::sum) <= 3) {
+                summary.append("  violation: ").append(violation).append('\n');
+            }
+        }
         verdict.inconclusive().stream().limit(5).forEach(each -> summary.append("  inconclusive: ").append(each).append('\n'));
+        verdict.notes().stream().limit(3).forEach(note -> summary.append("  note: ").append(note).append('\n'));
         summary.append("  histories in ").append(dir.toAbsolutePath()).append('\n');
         Files.writeString(dir.resolve("summary.txt"), summary, StandardCharsets.UTF_8);
         System.out.print(summary);
