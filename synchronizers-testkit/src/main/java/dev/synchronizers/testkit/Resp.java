@@ -50,7 +50,8 @@ final class Resp {
         }
     }
 
-    private static void write(OutputStream out, String... command) throws IOException {
+    /** Writes {@code command} as a RESP array of bulk strings and flushes. */
+    static void write(OutputStream out, String... command) throws IOException {
         ByteArrayOutputStream buffer = new ByteArrayOutputStream();
         buffer.writeBytes(("*" + command.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
         for (String part : command) {
@@ -63,7 +64,13 @@ final class Resp {
         out.flush();
     }
 
-    private static String read(InputStream in) throws IOException {
+    /**
+     * Reads one reply: a simple string, a bulk string (null for a null bulk) or an integer as
+     * text.
+     *
+     * @throws RedisReplyException if it is an error
+     */
+    static String read(InputStream in) throws IOException {
         int type = in.read();
         if (type < 0) {
             throw new EOFException("connection closed before a reply");

@@ -9,7 +9,8 @@
  * in the {@code com.github.codemonstur:embedded-redis} jar. {@link
  * dev.synchronizers.testkit.RedisExtension} hands servers to JUnit 5 test classes, and {@link
  * dev.synchronizers.testkit.ChildJvm} runs a main class in a second JVM for tests that kill a
- * client process.
+ * client process. {@link dev.synchronizers.testkit.FaultProxy} sits between a client and a server
+ * to drop, hold or delay replies, cut connections and partition one client.
  *
  * <p>The testkit only ever signals processes it started itself, identified by the pid of the
  * {@link java.lang.Process} it created, and it only ever talks to {@code 127.0.0.1}. A JVM
