@@ -7,6 +7,7 @@ import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.soak.History.Event;
 import dev.synchronizers.testkit.ChildJvm;
+import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -33,9 +34,11 @@ import org.junit.jupiter.api.Test;
 /**
  * The fault soak (issue 10): {@value #SLOTS} client JVMs of {@link SoakWorkerMain#THREADS}
  * threads each run a random mix of lock, fair lock, read/write lock, semaphore and latch
- * operations on a few names, while a nemesis in this JVM stalls the Redis server (SIGSTOP for
- * less and for more than a lease, then SIGCONT), runs {@code SCRIPT FLUSH}, and SIGKILLs a client
- * JVM and starts another in its place. Afterwards it lets one lease pass and checks that every
+ * operations on a few names, each JVM through its own {@link FaultProxy}, while a nemesis in this
+ * JVM stalls the Redis server (SIGSTOP for less and for more than a lease, then SIGCONT), runs
+ * {@code SCRIPT FLUSH}, loses replies of commands that ran (held, then cut), delivers replies
+ * after the command timeout, cuts, delays and partitions one client's connections, and SIGKILLs
+ * a client JVM and starts another in its place. Afterwards it lets one lease pass and checks that every
  * permit is back and no key of a hold remains, then has {@link HistoryChecker} judge the
  * histories and the {@link Witness}'s records. It prints one summary line and fails on any
  * violation.
@@ -69,8 +72,9 @@ class FaultSoakTest {
     private Path dir;
     private int jvms;
 
-    /** One client JVM's place: the JVM now running in it. */
+    /** One client JVM's place: its proxy to the server, and the JVM now running in it. */
     private static final class Slot {
+        FaultProxy proxy;
         String jvm;
         ChildJvm child;
     }
@@ -81,9 +85,10 @@ class FaultSoakTest {
     }
 
     /**
-     * Under stalls, script flushes and client crashes: no two uncovered holds of a lock overlap,
-     * fenced writes of live holds are never refused, the semaphore never has more live holders than
-     * permits, permits and keys come back after a lease, and no operation hangs.
+     * Under stalls, script flushes, lost and late replies, partitions and client crashes: no two
+     * uncovered holds of a lock overlap, fenced writes of live holds are never refused, the
+     * semaphore never has more live holders than permits, permits and keys come back after a
+     * lease, and no operation hangs.
      */
     @Test
     void soak_underFaults_noViolation() throws Exception {
@@ -100,6 +105,7 @@ class FaultSoakTest {
         List<Slot> slots = new ArrayList<>();
         for (int i = 0; i < SLOTS; i++) {
             Slot slot = new Slot();
+            slot.proxy = opened.add(FaultProxy.start(server.port()));
             start(slot);
             slots.add(slot);
         }
@@ -115,7 +121,7 @@ class FaultSoakTest {
         slot.jvm = "w" + (++jvms);
         slot.child = opened.add(ChildJvm.start(SoakWorkerMain.class.getName(),
                 Map.of("org.slf4j.simpleLogger.defaultLogLevel", "warn"),
-                List.of(server.uri(), witnessUri, PREFIX, slot.jvm, historyFile(slot.jvm).toString(),
+                List.of(slot.proxy.uri(), witnessUri, PREFIX, slot.jvm, historyFile(slot.jvm).toString(),
                         Long.toString(seed + jvms), Long.toString(leaseMillis), Long.toString(commandTimeoutMillis),
                         Long.toString(slackMillis))));
         slot.child.awaitLine("READY", Duration.ofSeconds(90));
@@ -126,6 +132,7 @@ class FaultSoakTest {
     }
 
     private void stopWorkers(List<Slot> slots) throws InterruptedException {
+        slots.forEach(slot -> slot.proxy.pass());
         witness.requestStop();
         for (Slot slot : slots) {
             try {
@@ -146,20 +153,54 @@ class FaultSoakTest {
         long[] kills = {start + (end - start) / 3, start + 2 * (end - start) / 3};
         int nextKill = 0;
         while (System.nanoTime() < end) {
-            pause(1000 + random.nextInt(2000));
+            pause(500 + random.nextInt(1500));
             if (nextKill < kills.length && System.nanoTime() >= kills[nextKill]) {
                 nextKill++;
                 kill(slots.get(random.nextInt(slots.size())));
                 continue;
             }
             int pick = random.nextInt(100);
-            if (pick < 40) {
+            FaultProxy proxy = slots.get(random.nextInt(slots.size())).proxy;
+            if (pick < 20) {
                 stall("stall<lease", 300 + random.nextInt((int) leaseMillis - 300));
-            } else if (pick < 70) {
+            } else if (pick < 35) {
                 stall("stall>lease", leaseMillis + 500 + random.nextInt((int) leaseMillis));
-            } else {
+            } else if (pick < 45) {
                 admin.scriptFlush();
                 count("flush");
+            } else if (pick < 60) {
+                // Commands run while their replies are kept, then are lost with the connections:
+                // "it ran, the reply never came". FaultProxy.dropReplies alone would hand the next
+                // reply on a connection to the command whose reply was dropped (Lettuce pairs
+                // replies by order), a fault TCP cannot produce.
+                proxy.holdReplies();
+                pause(100 + random.nextInt(700));
+                proxy.cutAll();
+                proxy.pass();
+                count("lost replies");
+            } else if (pick < 75) {
+                // Replies come after the command timeout: the caller gave up, the reply arrives.
+                proxy.holdReplies();
+                pause(commandTimeoutMillis + 100 + random.nextInt(1000));
+                proxy.pass();
+                count("late replies");
+            } else if (pick < 85) {
+                proxy.cutAll();
+                count("cut");
+            } else if (pick < 93) {
+                proxy.delay(Duration.ofMillis(20 + random.nextInt(150)));
+                pause(1000 + random.nextInt(2000));
+                proxy.pass();
+                count("delay");
+            } else {
+                // A partition of one client, for less or more than a lease; its bytes are then lost or late.
+                proxy.blackhole(true);
+                pause(500 + random.nextInt((int) leaseMillis * 2));
+                if (random.nextBoolean()) {
+                    proxy.cutAll();
+                }
+                proxy.pass();
+                count("partition");
             }
         }
     }
