@@ -97,7 +97,7 @@ class FaultSoakTest {
         server = opened.add(RedisServers.startManaged());
         RedisServer witnessServer = opened.add(RedisServers.startManaged());
         witnessUri = witnessServer.uri();
-        witness = opened.add(Witness.connect(witnessUri));
+        witness = opened.add(Witness.connect(witnessUri, "soak-nemesis"));
         RedisCommands<String, String> admin = opened.commands(server.uri());
         try (RedisSynchronizers setup = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(PREFIX).build()) {
             SoakWorkerMain.SEMAPHORES.forEach((name, permits) -> setup.semaphore(name).trySetPermits(permits));
@@ -220,6 +220,7 @@ class FaultSoakTest {
     private void kill(Slot slot) throws InterruptedException {
         slot.child.kill();
         killed.add(slot.jvm);
+        witness.awaitDisconnected(SoakWorkerMain.clientName(slot.jvm));
         witness.forget(slot.jvm + ".", SoakWorkerMain.insideKeys());
         count("kill");
         start(slot);

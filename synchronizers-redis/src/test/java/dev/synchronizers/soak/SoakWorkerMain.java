@@ -84,6 +84,11 @@ public final class SoakWorkerMain {
         return kind.replace(" ", "") + ":" + name;
     }
 
+    /** The name a worker's connection to the witness goes by. */
+    static String clientName(String jvm) {
+        return "soak-" + jvm;
+    }
+
     /** Every inside key the workers use, for {@link Witness#forget}. */
     static List<String> insideKeys() {
         List<String> keys = new ArrayList<>();
@@ -100,7 +105,7 @@ public final class SoakWorkerMain {
         long leaseMillis = Long.parseLong(args[6]);
         long timeoutMillis = Long.parseLong(args[7]);
         History history = History.create(Path.of(args[4]));
-        Witness witness = Witness.connect(args[1]);
+        Witness witness = Witness.connect(args[1], clientName(jvm));
         RedisSynchronizers client = connect(redisUri, args[2], leaseMillis, timeoutMillis, history);
         history.record("START", jvm, client.clientId(), ProcessHandle.current().pid());
         System.out.println("READY");

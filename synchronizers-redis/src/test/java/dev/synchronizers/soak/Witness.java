@@ -8,6 +8,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The soak's referee: a second Redis server, never stalled and never behind the fault proxy,
@@ -104,10 +105,11 @@ final class Witness implements AutoCloseable {
         this.redis = connection.sync();
     }
 
-    /** Connects to the referee server at {@code uri}. */
-    static Witness connect(String uri) {
+    /** Connects to the referee server at {@code uri}, as the client named {@code clientName}. */
+    static Witness connect(String uri, String clientName) {
         RedisURI parsed = RedisURI.create(uri);
         parsed.setTimeout(Duration.ofSeconds(10));
+        parsed.setClientName(clientName);
         RedisClient client = RedisClient.create(parsed);
         try {
             return new Witness(client, client.connect(StringCodec.UTF8));
@@ -157,6 +159,23 @@ final class Witness implements AutoCloseable {
      */
     long forget(String prefix, List<String> insideKeys) {
         return redis.eval(FORGET, ScriptOutputType.INTEGER, insideKeys.toArray(new String[0]), prefix);
+    }
+
+    /**
+     * Waits until the server has closed the connection of the client named {@code clientName}:
+     * everything a killed worker had sent has run by then, so nothing of it can follow a
+     * {@link #forget}.
+     *
+     * @throws IllegalStateException if it is still connected after ten seconds
+     */
+    void awaitDisconnected(String clientName) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (redis.clientList().lines().anyMatch(line -> line.contains(" name=" + clientName + " "))) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(clientName + " is still connected to the witness 10 s after its JVM died");
+            }
+            TimeUnit.MILLISECONDS.sleep(10);
+        }
     }
 
     /** Returns this server's clock, in milliseconds since the epoch. */

@@ -31,7 +31,7 @@ class WitnessTest {
         if (!leftovers.isEmpty()) {
             commands.del(leftovers.toArray(new String[0]));
         }
-        witness = opened.add(Witness.connect(redis.server().uri()));
+        witness = opened.add(Witness.connect(redis.server().uri(), "soak-test"));
     }
 
     @AfterEach
