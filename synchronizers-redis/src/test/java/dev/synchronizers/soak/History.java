@@ -22,7 +22,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Event types and their fields:
  * <ul>
  *   <li>{@code START jvm clientId pid}: the worker's client is connected.</li>
- *   <li>{@code OP hold thread op name waitMillis boundMillis}: an operation begins.</li>
+ *   <li>{@code OP hold thread op name waitMillis boundMillis threadId}: an operation begins.</li>
  *   <li>{@code ACQ hold token weight}: it acquired ({@code token} -1 where the kind has none).</li>
  *   <li>{@code NOACQ hold why}: it did not ({@code timeout} or {@code unavailable}).</li>
  *   <li>{@code REL hold outcome}: a release ended: {@code ok}, {@code lost:<cause>} (the release

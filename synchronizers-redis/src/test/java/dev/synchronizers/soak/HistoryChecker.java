@@ -13,9 +13,9 @@ import java.util.Set;
  * violation of the synchronizers' guarantees.
  *
  * <p>A hold is <em>covered</em> when its owner was told it lost it: the lost-hold listener named
- * it (a lock or read/write hold by name, kind and fencing token; a semaphore's permits by name,
- * for every hold of that client whose acquire came before the report and whose release came
- * after it), or its release said so ({@link dev.synchronizers.LostHoldException}, or a semaphore
+ * it (a lock or read/write hold by name, kind and fencing token; a semaphore's permits by name
+ * and acquiring thread, or by name alone where the report names no thread, for every hold whose
+ * acquire came before the report and whose last release came after it), or its release said so ({@link dev.synchronizers.LostHoldException}, or a semaphore
  * release refused because the client no longer holds the permits). A hold whose release got no
  * reply is not covered: its owner was told nothing about the hold itself.
  *
@@ -50,6 +50,7 @@ final class HistoryChecker {
     /** One acquisition, pieced together from its events. */
     private static final class Hold {
         String jvm;
+        long threadId;
         String op;
         String name;
         long token = -1;
@@ -59,7 +60,7 @@ final class HistoryChecker {
         boolean ended;
     }
 
-    private record Signal(String jvm, long seq, String name, String kind, long token) {
+    private record Signal(String jvm, long seq, String name, String kind, long threadId, long token) {
     }
 
     private final Map<String, Hold> holds = new HashMap<>();
@@ -101,6 +102,7 @@ final class HistoryChecker {
                         hold.jvm = jvm;
                         hold.op = event.field(2);
                         hold.name = event.field(3);
+                        hold.threadId = event.longField(6);
                         holds.put(event.field(0), hold);
                     }
                     case "ACQ" -> {
@@ -118,7 +120,7 @@ final class HistoryChecker {
                         }
                     }
                     case "LOST" -> signals.add(new Signal(jvm, event.seq(), event.field(0), event.field(1),
-                            event.longField(3)));
+                            event.longField(2), event.longField(3)));
                     case "END" -> {
                         holds.get(event.field(0)).ended = true;
                         if (event.longField(1) > event.longField(2)) {
@@ -243,6 +245,7 @@ final class HistoryChecker {
             }
             boolean matches = isSemaphore(hold)
                     ? signal.kind().equals("semaphore") && signal.seq() > hold.acquiredSeq
+                            && (signal.threadId() == -1 || signal.threadId() == hold.threadId)
                             && (hold.lastReleaseSeq < 0 || signal.seq() < hold.lastReleaseSeq)
                     : signal.kind().equals(hold.op) && signal.token() == hold.token;
             if (matches) {

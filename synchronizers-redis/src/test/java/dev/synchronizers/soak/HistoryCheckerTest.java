@@ -34,7 +34,7 @@ class HistoryCheckerTest {
 
         /** A whole lock operation: acquired with {@code token}, released with {@code outcome}. */
         Events hold(String hold, String kind, String name, long token, String outcome) {
-            return add("OP", hold, "t", kind, name, 100, 5000).add("ACQ", hold, token, 1)
+            return add("OP", hold, "t", kind, name, 100, 5000, 1).add("ACQ", hold, token, 1)
                     .add("REL", hold, outcome).add("END", hold, 300, 5000);
         }
     }
@@ -92,14 +92,14 @@ class HistoryCheckerTest {
     @Test
     void overlap_semaphoreSignalWhileHeld_covers_butNotBeforeTheAcquire() {
         Events covered = new Events("w1")
-                .add("OP", "w1.t0.1", "t", "semaphore tryAcquire(n) 1", "S0", 0, 5000).add("ACQ", "w1.t0.1", -1, 1)
+                .add("OP", "w1.t0.1", "t", "semaphore tryAcquire(n) 1", "S0", 0, 5000, 1).add("ACQ", "w1.t0.1", -1, 1)
                 .add("LOST", "S0", "semaphore", -1, -1, "UNRENEWABLE")
                 .add("REL", "w1.t0.1", "ok").add("END", "w1.t0.1", 10, 5000);
         Events early = new Events("w3").add("LOST", "S0", "semaphore", -1, -1, "UNRENEWABLE")
-                .add("OP", "w3.t0.1", "t", "semaphore tryAcquire(n) 1", "S0", 0, 5000).add("ACQ", "w3.t0.1", -1, 1)
+                .add("OP", "w3.t0.1", "t", "semaphore tryAcquire(n) 1", "S0", 0, 5000, 1).add("ACQ", "w3.t0.1", -1, 1)
                 .add("REL", "w3.t0.1", "ok").add("END", "w3.t0.1", 10, 5000);
         Events live = new Events("w2")
-                .add("OP", "w2.t0.1", "t", "semaphore tryAcquire(n) 1", "S0", 0, 5000).add("ACQ", "w2.t0.1", -1, 1)
+                .add("OP", "w2.t0.1", "t", "semaphore tryAcquire(n) 1", "S0", 0, 5000, 1).add("ACQ", "w2.t0.1", -1, 1)
                 .add("REL", "w2.t0.1", "ok").add("END", "w2.t0.1", 10, 5000);
         assertTrue(check(Set.of(), List.of(overlap(1, "w1.t0.1=1", "w2.t0.1=1")), List.of(), covered, live, early)
                 .violations().isEmpty());
@@ -108,8 +108,21 @@ class HistoryCheckerTest {
     }
 
     @Test
+    void overlap_semaphoreSignalNamingAnotherThread_doesNotCover() {
+        Events other = new Events("w1")
+                .add("OP", "w1.t0.1", "t", "semaphore tryAcquire(n) 1", "S0", 0, 5000, 1).add("ACQ", "w1.t0.1", -1, 1)
+                .add("LOST", "S0", "semaphore", 2, -1, "GONE")
+                .add("REL", "w1.t0.1", "ok").add("END", "w1.t0.1", 10, 5000);
+        Events live = new Events("w2")
+                .add("OP", "w2.t0.1", "t", "semaphore tryAcquire(n) 1", "S0", 0, 5000, 1).add("ACQ", "w2.t0.1", -1, 1)
+                .add("REL", "w2.t0.1", "ok").add("END", "w2.t0.1", 10, 5000);
+        assertEquals(1, check(Set.of(), List.of(overlap(1, "w1.t0.1=1", "w2.t0.1=1")), List.of(), other, live)
+                .violations().size());
+    }
+
+    @Test
     void overlap_withAHoldOfAKilledJvmStillRunning_isInconclusive() {
-        Events dead = new Events("w1").add("OP", "w1.t0.1", "t", "lock", "L0", 0, 5000).add("ACQ", "w1.t0.1", 10, 1);
+        Events dead = new Events("w1").add("OP", "w1.t0.1", "t", "lock", "L0", 0, 5000, 1).add("ACQ", "w1.t0.1", 10, 1);
         Events b = new Events("w2").hold("w2.t0.1", "lock", "L0", 11, "ok");
         HistoryChecker.Verdict verdict = check(Set.of("w1"), List.of(overlap(1, "w1.t0.1=1", "w2.t0.1=1")), List.of(),
                 dead, b);
@@ -131,10 +144,10 @@ class HistoryCheckerTest {
 
     @Test
     void operation_pastItsBoundOrNeverEnded_isViolation_unlessItsJvmWasKilled() {
-        Events slow = new Events("w1").add("OP", "w1.t0.1", "t", "lock", "L0", 0, 5000)
+        Events slow = new Events("w1").add("OP", "w1.t0.1", "t", "lock", "L0", 0, 5000, 1)
                 .add("NOACQ", "w1.t0.1", "timeout").add("END", "w1.t0.1", 5001, 5000)
-                .add("OP", "w1.t0.2", "t", "lock", "L0", 0, 5000);
-        Events dead = new Events("w2").add("OP", "w2.t0.1", "t", "lock", "L0", 0, 5000);
+                .add("OP", "w1.t0.2", "t", "lock", "L0", 0, 5000, 1);
+        Events dead = new Events("w2").add("OP", "w2.t0.1", "t", "lock", "L0", 0, 5000, 1);
         HistoryChecker.Verdict verdict = check(Set.of("w2"), List.of(), List.of(), slow, dead);
         assertEquals(2, verdict.violations().size(), verdict.violations().toString());
         assertEquals(1, verdict.hung());

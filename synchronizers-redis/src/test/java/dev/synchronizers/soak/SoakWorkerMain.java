@@ -248,7 +248,8 @@ public final class SoakWorkerMain {
     }
 
     private long begin(String hold, String op, String name, long wait, long bound) {
-        history.record("OP", hold, Thread.currentThread().getName(), op, name, wait, bound);
+        history.record("OP", hold, Thread.currentThread().getName(), op, name, wait, bound,
+                Thread.currentThread().getId());
         long start = System.nanoTime();
         running.put(Thread.currentThread(), new Running(hold, start, bound));
         return start;
@@ -360,8 +361,11 @@ public final class SoakWorkerMain {
             semaphore.release(permits);
             history.record("REL", hold, "ok");
             return true;
+        } catch (LostHoldException e) {
+            history.record("REL", hold, "lost:" + e.lostCause());
+            return true;
         } catch (IllegalStateException e) {
-            // "this client holds fewer": the watchdog found the lease gone, the permits are back in the pool.
+            // "this client holds fewer": the permits went with a lease that ran out.
             history.record("REL", hold, "lost:released-more-than-held");
             return true;
         } catch (SynchronizerUnavailableException e) {
