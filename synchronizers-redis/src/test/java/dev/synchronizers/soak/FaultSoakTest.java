@@ -138,7 +138,7 @@ class FaultSoakTest {
             try {
                 slot.child.awaitLine("DONE", Duration.ofSeconds(60));
             } catch (IllegalStateException e) {
-                finalViolations.add("worker " + slot.jvm + " did not finish within 60 s of the stop: "
+                finalViolations.add("worker did not finish: " + slot.jvm + " not within 60 s of the stop: "
                         + e.getMessage().lines().limit(3).toList());
                 slot.child.kill();
             }
@@ -254,12 +254,12 @@ class FaultSoakTest {
                 try {
                     available = permits.availablePermits();
                 } catch (RuntimeException e) {
-                    problems.add("semaphore " + semaphore.getKey() + ": availablePermits() failed one lease after the run: "
+                    problems.add("permits not back: " + semaphore.getKey() + ": availablePermits() failed one lease after the run: "
                             + e);
                     continue;
                 }
                 if (available != semaphore.getValue()) {
-                    problems.add("semaphore " + semaphore.getKey() + ": " + available + " of " + semaphore.getValue()
+                    problems.add("permits not back: " + semaphore.getKey() + ": " + available + " of " + semaphore.getValue()
                             + " permits available one lease after the run");
                 }
             }
@@ -268,7 +268,7 @@ class FaultSoakTest {
             SoakWorkerMain.LATCHES.forEach(name -> persistent.add(PREFIX + ":latch:{" + name + "}"));
             for (String key : admin.keys(PREFIX + ":*")) {
                 if (!persistent.contains(key)) {
-                    problems.add("key of a hold remains one lease after the run: " + key + " (" + admin.type(key)
+                    problems.add("key of a hold remains: one lease after the run, " + key + " (" + admin.type(key)
                             + ", pttl " + admin.pttl(key) + " ms)");
                 }
             }
@@ -304,14 +304,16 @@ class FaultSoakTest {
                 + " to the listener), overlaps=" + verdict.overlaps() + " (covered " + verdict.coveredOverlaps()
                 + "), fenced out=" + verdict.fencedOut() + " of " + verdict.refusals() + " refused"
                 + ", inconclusive=" + verdict.inconclusive().size() + ", violations=" + violations.size();
-        StringBuilder summary = new StringBuilder(line).append('\n');
-        // A few of each kind: the kind is what a violation's text says before its first colon.
-        Map<String, Integer> shown = new TreeMap<>();
+        // Counted and shown by kind (what a violation's text says before its first colon), a few of each.
+        Map<String, Integer> kinds = new TreeMap<>();
+        StringBuilder examples = new StringBuilder();
         for (String violation : violations) {
-            if (shown.merge(violation.substring(0, Math.max(0, violation.indexOf(':'))), 1, Integer::sum) <= 3) {
-                summary.append("  violation: ").append(violation).append('\n');
+            if (kinds.merge(violation.substring(0, Math.max(0, violation.indexOf(':'))), 1, Integer::sum) <= 3) {
+                examples.append("  violation: ").append(violation).append('\n');
             }
         }
+        StringBuilder summary = new StringBuilder(line).append(kinds.isEmpty() ? "" : " " + kinds).append('\n')
+                .append(examples);
         verdict.inconclusive().stream().limit(5).forEach(each -> summary.append("  inconclusive: ").append(each).append('\n'));
         verdict.notes().stream().limit(3).forEach(note -> summary.append("  note: ").append(note).append('\n'));
         summary.append("  histories in ").append(dir.toAbsolutePath()).append('\n');

@@ -19,7 +19,7 @@ import java.util.Set;
  * release refused because the client no longer holds the permits). A hold whose release got no
  * reply is not covered: its owner was told nothing about the hold itself.
  *
- * <p>Violations:
+ * <p>Violations (each text begins with its kind and a colon):
  * <ul>
  *   <li>an overlap record in which the holds that are not covered weigh more than the limit (two
  *       live lock holders; a writer with anyone; more semaphore permits than the total);</li>
@@ -137,7 +137,7 @@ final class HistoryChecker {
                     }
                     case "ERR" -> {
                         holds.get(event.field(0)).ended = true;
-                        violations.add("unexpected exception in " + describe(event.field(0)) + ": " + event.field(1));
+                        violations.add("unexpected exception: " + describe(event.field(0)) + ": " + event.field(1));
                     }
                     default -> {
                         // START, NOACQ, LATCH, DONE: counted through their operation
@@ -147,7 +147,7 @@ final class HistoryChecker {
         }
         holds.forEach((id, hold) -> {
             if (!hold.ended && !killed.contains(hold.jvm) && !hung.contains(id)) {
-                violations.add("operation never ended in a JVM that was not killed: " + describe(id));
+                violations.add("operation never ended (its JVM was not killed): " + describe(id));
             }
         });
         int covered = 0;
@@ -198,7 +198,7 @@ final class HistoryChecker {
         if (uncovered + unknown <= limit) {
             return true;
         }
-        String text = "overlap in " + parts[1] + " at witness time " + parts[0] + " (limit " + limit + ", inside "
+        String text = "overlap: " + parts[1] + " at witness time " + parts[0] + " (limit " + limit + ", inside "
                 + parts[3] + ", entrant " + parts[4] + "):" + who;
         if (uncovered <= limit) {
             inconclusive.add(text);
@@ -215,7 +215,7 @@ final class HistoryChecker {
         if (coverage == Coverage.COVERED) {
             return true;
         }
-        String text = "fenced write refused in " + parts[1] + " at witness time " + parts[0] + ": "
+        String text = "fenced write refused: " + parts[1] + " at witness time " + parts[0] + ": "
                 + describe(parts[2]) + " token " + parts[3] + " (" + parts[4] + ", " + parts[5] + "), highest accepted "
                 + parts[6] + ", last exclusive " + parts[7] + ": " + coverage;
         if (coverage == Coverage.UNKNOWN) {
