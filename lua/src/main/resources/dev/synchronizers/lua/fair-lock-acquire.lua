@@ -17,6 +17,9 @@
 local lock, token_key, queue, places = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease_ms, place_ms = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 -- Server time only: client clocks are not comparable.
 local now = redis.call('TIME')
 local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
@@ -27,11 +30,17 @@ for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
   redis.call('ZREM', queue, gone)
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+-- A member queued without a place (left half-written) has no lease to wait for and cannot be
+-- served: it goes too, so that it holds up nobody behind it.
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+while head and not redis.call('ZSCORE', places, head) do
+  redis.call('ZREM', queue, head)
+  head = redis.call('ZRANGE', queue, 0, 0)[1]
+end
 
 -- An owner still on record (its last release reply was lost) holds it already: it takes it afresh.
 local holds_it = redis.call('HEXISTS', lock, owner) == 1
 local held_by_other = not holds_it and redis.call('EXISTS', lock) == 1
-local head = redis.call('ZRANGE', queue, 0, 0)[1]
 if holds_it or not held_by_other and (head == nil or head == owner) then
   redis.call('ZREM', queue, owner)
   redis.call('ZREM', places, owner)

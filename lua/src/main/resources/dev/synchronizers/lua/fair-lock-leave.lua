@@ -16,6 +16,9 @@
 local lock, token_key, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 local was_head = redis.call('ZRANGE', queue, 0, 0)[1] == owner
 local result = redis.call('ZREM', queue, owner)
 redis.call('ZREM', places, owner)

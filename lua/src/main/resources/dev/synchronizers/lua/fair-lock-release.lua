@@ -19,6 +19,9 @@
 local lock, token_key, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, token = ARGV[1], ARGV[2]
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 -- Matching the token, not just the owner, makes a late or repeated release (a reply lost to a
 -- timeout, a command replayed after a reconnect) unable to end a newer hold of the same thread.
 if redis.call('HGET', lock, owner) ~= token then

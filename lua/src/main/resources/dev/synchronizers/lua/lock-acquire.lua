@@ -11,6 +11,9 @@
 local lock, token_key = KEYS[1], KEYS[2]
 local owner, lease_ms = ARGV[1], tonumber(ARGV[2])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 -- The owner may still be on record if its last release never reached the JVM's reply (a timeout):
 -- it holds nothing in the JVM, so this is a fresh acquisition with a fresh token.
 if redis.call('EXISTS', lock) == 1 and redis.call('HEXISTS', lock, owner) == 0 then

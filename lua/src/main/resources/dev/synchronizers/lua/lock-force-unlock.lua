@@ -9,6 +9,9 @@
 --         0  the lock was not held
 local lock, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 if redis.call('EXISTS', lock) == 0 then
   return 0
 end

@@ -16,6 +16,9 @@
 local lock, token_key = KEYS[1], KEYS[2]
 local owner, token, next_owner, lease_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 if redis.call('HGET', lock, owner) ~= token then
   return {0, 0, 0}
 end

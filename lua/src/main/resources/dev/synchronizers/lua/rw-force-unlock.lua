@@ -12,6 +12,9 @@
 --         0  nothing was held
 local write, readers, rtokens, queue, places, rwait, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 local released = redis.call('DEL', write, readers, rtokens)
 if released == 0 then
   return 0

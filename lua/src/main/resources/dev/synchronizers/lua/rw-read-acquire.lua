@@ -15,6 +15,9 @@
 local write, token_key, readers, rtokens, queue, places, rwait = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local owner, lease_ms = ARGV[1], tonumber(ARGV[2])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 local now = redis.call('TIME')
 local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
 local now_ms = math.floor(now_us / 1000)
@@ -28,6 +31,13 @@ for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
   redis.call('ZREM', queue, gone)
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+-- A member queued without a place (left half-written) has no lease to wait for and cannot be
+-- served: it goes too, so that it holds up nobody behind it.
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+while head and not redis.call('ZSCORE', places, head) do
+  redis.call('ZREM', queue, head)
+  head = redis.call('ZRANGE', queue, 0, 0)[1]
+end
 
 -- The writer itself may read (downgrade); anyone else waits for the writer, and behind waiting
 -- writers, so that readers arriving all the time cannot starve a writer.

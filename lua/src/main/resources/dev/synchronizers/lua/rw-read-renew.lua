@@ -10,6 +10,9 @@
 -- Returns {r1, ..., rn}  ri = 1: renewed; ri = 0: read hold i is gone (lost)
 local lease_ms = tonumber(ARGV[1])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 

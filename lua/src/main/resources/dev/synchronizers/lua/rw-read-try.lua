@@ -12,6 +12,9 @@
 local write, token_key, readers, rtokens = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local owner, lease_ms = ARGV[1], tonumber(ARGV[2])
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 if redis.call('EXISTS', write) == 1 and redis.call('HEXISTS', write, owner) == 0 then
   return {0, redis.call('PTTL', write)}
 end

@@ -13,6 +13,9 @@
 local write, queue, places, rwait, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, token = ARGV[1], ARGV[2]
 
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
 -- Token-checked, as in lock-release.lua: a late release cannot end a newer hold.
 if redis.call('HGET', write, owner) ~= token then
   return {0, ''}

@@ -1,34 +1,39 @@
 -- semaphore-acquire.lua: take permits for a waiter if they are free and nobody is in line, claim permits granted to it while it waited, or queue it.
 --
 -- KEYS[1] total     string  the total number of permits
--- KEYS[2] holds     hash    client -> permits it holds; ':sum' -> permits all live clients hold
--- KEYS[3] leases    zset    client -> end of the lease on its permits, server time in ms
+-- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum' -> permits all live grants hold
+-- KEYS[3] leases    zset    grant -> end of its lease, server time in ms
 -- KEYS[4] queue     zset    waiter -> arrival order; only waiters not yet served
--- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms; queued or granted
--- KEYS[6] asks      hash    waiter -> permits it asked for; queued or granted
+-- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms
+-- KEYS[6] asks      hash    waiter -> permits it asked for
 -- KEYS[7] wakeups   channel 'granted:<waiter>' is published for each waiter served from the line
--- ARGV[1] client    "<client-uuid>": the owner of the permits
--- ARGV[2] waiter    "<client-uuid>:<thread-id>:<attempt>": one acquisition attempt, unique
--- ARGV[3] permits   how many, > 0
--- ARGV[4] lease_ms  lease of the client's permits, in milliseconds
--- ARGV[5] place_ms  lease of a place in the queue, in milliseconds
+-- ARGV[1] waiter    "<client-uuid>:<thread-id>:<attempt>": one acquisition, unique; it is also the name of its grant
+-- ARGV[2] permits   how many, > 0
+-- ARGV[3] lease_ms  lease of the permits, in milliseconds
+-- ARGV[4] place_ms  lease of a place in the queue, in milliseconds
 --
--- A waiter served from the line (by this call or an earlier one) leaves the queue but keeps its
--- place and ask until it claims them here or by message; its client holds the permits meanwhile.
+-- Permits are counted per grant, never per client: a grant is renewed, released and given back
+-- under its own name, so nothing done for one acquisition can touch another's permits, and every
+-- follow-up of a call whose reply was lost (semaphore-leave.lua) is idempotent.
 --
--- Returns {1, available}  acquired (now, or granted earlier); available is what is left for others
+-- Returns {1, available}  acquired (now, granted from the line earlier, or by an earlier run of this same
+--                         call); available is what is left for others
 --         {0, wait_ms}    queued (or kept in place); wait_ms: how long until permits can come free
---                         without a wake-up (the earliest holder lease or first waiter's place ends)
+--                         without a wake-up (the earliest grant lease or first waiter's place ends)
 --         {-1, total}     more permits asked for than the total; the waiter left the line
+--         {-2, 0}         this acquisition was given up before this call ran; nothing changed
 local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local client, waiter, permits = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local lease_ms, place_ms = tonumber(ARGV[4]), tonumber(ARGV[5])
+local waiter, permits = ARGV[1], tonumber(ARGV[2])
+local lease_ms, place_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
+
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
 
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
--- Permits of clients whose lease ran out (dead, cut off) return to the pool; places that ran out
--- (dead waiters, unclaimed grants) are dropped.
+-- Grants whose lease ran out (dead or cut-off clients, given-up marks) return to the pool; places
+-- that ran out (dead waiters) are dropped.
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
   redis.call('HINCRBY', holds, ':sum', -tonumber(redis.call('HGET', holds, gone) or '0'))
   redis.call('HDEL', holds, gone)
@@ -43,47 +48,64 @@ redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 local total = tonumber(redis.call('GET', total_key) or '0')
 local free = total - tonumber(redis.call('HGET', holds, ':sum') or '0')
 
+-- Settled before: given up (a late run of a call whose caller left must change nothing), or
+-- granted (from the line, or by an earlier run of this call): claim it with a full lease from now,
+-- as the caller counts it from this call.
+local mine = redis.call('HGET', holds, waiter)
+if mine then
+  if tonumber(mine) <= 0 then
+    return {-2, 0}
+  end
+  redis.call('ZADD', leases, now_ms + lease_ms, waiter)
+  for _, key in ipairs({holds, leases}) do
+    if redis.call('PTTL', key) < lease_ms then
+      redis.call('PEXPIRE', key, lease_ms)
+    end
+  end
+  return {1, free}
+end
+
 -- A queued waiter asking for more than the total leaves the line before it is served, so that it
 -- neither blocks the waiters behind it nor is told about itself.
-if permits > total and redis.call('ZSCORE', queue, waiter) then
+if permits > total then
   redis.call('ZREM', queue, waiter)
   redis.call('ZREM', places, waiter)
   redis.call('HDEL', asks, waiter)
 end
 
--- Serve the line: while the first waiter's ask fits, its client takes the permits, leased until
--- the waiter's place would have ended, and the waiter is told by name.
+-- Serve the line: while the first waiter's ask fits, it takes the permits as its own grant, leased
+-- until its place would have ended, and is told by name. A first waiter without a live place or
+-- an ask (dead, or left half-written) cannot be served and is dropped.
 local served_until = 0
-while free > 0 do
+while true do
   local first = redis.call('ZRANGE', queue, 0, 0)[1]
   if not first then
     break
   end
   local ask = tonumber(redis.call('HGET', asks, first) or '0')
   local place_end = tonumber(redis.call('ZSCORE', places, first) or '0')
-  if ask > total then
+  if ask <= 0 or place_end <= now_ms then
+    redis.call('ZREM', queue, first)
+    redis.call('ZREM', places, first)
+    redis.call('HDEL', asks, first)
+  elseif ask > total then
     -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
     redis.call('PUBLISH', wakeups, first)
     break
-  end
-  if ask > free then
+  elseif ask > free then
     break
-  end
-  redis.call('ZREM', queue, first)
-  if ask > 0 and place_end > now_ms then
-    local owner = string.match(first, '^[^:]*')
-    redis.call('HINCRBY', holds, owner, ask)
+  else
+    redis.call('ZREM', queue, first)
+    redis.call('ZREM', places, first)
+    redis.call('HDEL', asks, first)
+    redis.call('HSET', holds, first, ask)
     redis.call('HINCRBY', holds, ':sum', ask)
-    redis.call('ZADD', leases, 'GT', place_end, owner)
+    redis.call('ZADD', leases, place_end, first)
     served_until = math.max(served_until, place_end)
     free = free - ask
     if first ~= waiter then
       redis.call('PUBLISH', wakeups, 'granted:' .. first)
     end
-  else
-    -- A queued waiter without a place or an ask was left half-written: drop it.
-    redis.call('ZREM', places, first)
-    redis.call('HDEL', asks, first)
   end
 end
 if served_until > 0 then
@@ -94,12 +116,9 @@ if served_until > 0 then
   end
 end
 
--- Granted while it waited (just now, or before): claim, and lease the client's permits a full
--- lease from now, as the caller counts it from this call.
-if redis.call('ZSCORE', places, waiter) and not redis.call('ZSCORE', queue, waiter) then
-  redis.call('ZREM', places, waiter)
-  redis.call('HDEL', asks, waiter)
-  redis.call('ZADD', leases, 'GT', now_ms + lease_ms, client)
+-- Served just now: claim at once, with a full lease from now.
+if redis.call('HGET', holds, waiter) then
+  redis.call('ZADD', leases, now_ms + lease_ms, waiter)
   for _, key in ipairs({holds, leases}) do
     if redis.call('PTTL', key) < lease_ms then
       redis.call('PEXPIRE', key, lease_ms)
@@ -109,16 +128,13 @@ if redis.call('ZSCORE', places, waiter) and not redis.call('ZSCORE', queue, wait
 end
 
 if permits > total then
-  redis.call('ZREM', queue, waiter)
-  redis.call('ZREM', places, waiter)
-  redis.call('HDEL', asks, waiter)
   return {-1, total}
 end
 
 if free >= permits and not redis.call('ZRANGE', queue, 0, 0)[1] then
-  redis.call('HINCRBY', holds, client, permits)
+  redis.call('HSET', holds, waiter, permits)
   redis.call('HINCRBY', holds, ':sum', permits)
-  redis.call('ZADD', leases, 'GT', now_ms + lease_ms, client)
+  redis.call('ZADD', leases, now_ms + lease_ms, waiter)
   for _, key in ipairs({holds, leases}) do
     if redis.call('PTTL', key) < lease_ms then
       redis.call('PEXPIRE', key, lease_ms)
@@ -147,6 +163,6 @@ if earliest then
 end
 local first = redis.call('ZRANGE', queue, 0, 0)[1]
 if first ~= waiter then
-  wait_ms = math.min(wait_ms, tonumber(redis.call('ZSCORE', places, first)) - now_ms)
+  wait_ms = math.min(wait_ms, tonumber(redis.call('ZSCORE', places, first) or now_ms + place_ms) - now_ms)
 end
-return {0, wait_ms}
+return {0, math.max(wait_ms, 1)}

@@ -1,11 +1,11 @@
 -- semaphore-add.lua: grow (or, negative, shrink) the total number of permits, and serve the waiters first in line with the permits now free.
 --
 -- KEYS[1] total     string  the total number of permits; persists until deleted
--- KEYS[2] holds     hash    client -> permits it holds; ':sum' -> permits all live clients hold
--- KEYS[3] leases    zset    client -> end of the lease on its permits, server time in ms
+-- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum' -> permits all live grants hold
+-- KEYS[3] leases    zset    grant -> end of its lease, server time in ms
 -- KEYS[4] queue     zset    waiter -> arrival order; only waiters not yet served
--- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms; queued or granted
--- KEYS[6] asks      hash    waiter -> permits it asked for; queued or granted
+-- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms
+-- KEYS[6] asks      hash    waiter -> permits it asked for
 -- KEYS[7] wakeups   channel 'granted:<waiter>' is published for each waiter served from the line
 -- ARGV[1] delta     the change to the total
 --
@@ -13,6 +13,9 @@
 --         {0, total}      the total would become negative; nothing changed
 local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local delta = tonumber(ARGV[1])
+
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
 
 local current = tonumber(redis.call('GET', total_key) or '0')
 if current + delta < 0 then
@@ -23,8 +26,8 @@ redis.call('SET', total_key, current + delta)
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
--- Permits of clients whose lease ran out (dead, cut off) return to the pool; places that ran out
--- (dead waiters, unclaimed grants) are dropped.
+-- Grants whose lease ran out (dead or cut-off clients, given-up marks) return to the pool; places
+-- that ran out (dead waiters) are dropped.
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
   redis.call('HINCRBY', holds, ':sum', -tonumber(redis.call('HGET', holds, gone) or '0'))
   redis.call('HDEL', holds, gone)
@@ -39,37 +42,37 @@ redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 local total = tonumber(redis.call('GET', total_key) or '0')
 local free = total - tonumber(redis.call('HGET', holds, ':sum') or '0')
 
--- Serve the line: while the first waiter's ask fits, its client takes the permits, leased until
--- the waiter's place would have ended, and the waiter is told by name.
+-- Serve the line: while the first waiter's ask fits, it takes the permits as its own grant, leased
+-- until its place would have ended, and is told by name. A first waiter without a live place or
+-- an ask (dead, or left half-written) cannot be served and is dropped.
 local served_until = 0
-while free > 0 do
+while true do
   local first = redis.call('ZRANGE', queue, 0, 0)[1]
   if not first then
     break
   end
   local ask = tonumber(redis.call('HGET', asks, first) or '0')
   local place_end = tonumber(redis.call('ZSCORE', places, first) or '0')
-  if ask > total then
+  if ask <= 0 or place_end <= now_ms then
+    redis.call('ZREM', queue, first)
+    redis.call('ZREM', places, first)
+    redis.call('HDEL', asks, first)
+  elseif ask > total then
     -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
     redis.call('PUBLISH', wakeups, first)
     break
-  end
-  if ask > free then
+  elseif ask > free then
     break
-  end
-  redis.call('ZREM', queue, first)
-  if ask > 0 and place_end > now_ms then
-    local owner = string.match(first, '^[^:]*')
-    redis.call('HINCRBY', holds, owner, ask)
+  else
+    redis.call('ZREM', queue, first)
+    redis.call('ZREM', places, first)
+    redis.call('HDEL', asks, first)
+    redis.call('HSET', holds, first, ask)
     redis.call('HINCRBY', holds, ':sum', ask)
-    redis.call('ZADD', leases, 'GT', place_end, owner)
+    redis.call('ZADD', leases, place_end, first)
     served_until = math.max(served_until, place_end)
     free = free - ask
     redis.call('PUBLISH', wakeups, 'granted:' .. first)
-  else
-    -- A queued waiter without a place or an ask was left half-written: drop it.
-    redis.call('ZREM', places, first)
-    redis.call('HDEL', asks, first)
   end
 end
 if served_until > 0 then

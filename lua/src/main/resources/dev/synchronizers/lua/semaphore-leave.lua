@@ -1,45 +1,33 @@
--- semaphore-leave.lua: take a waiter that gives up (timed out, interrupted) out of the line; permits granted to it and not yet claimed go back and on.
+-- semaphore-leave.lua: settle an acquisition its caller gave up on (timed out, interrupted, reply lost): out of the line, permits granted to it given back, and later runs of it refused.
 --
 -- KEYS[1] total     string  the total number of permits
--- KEYS[2] holds     hash    client -> permits it holds; ':sum' -> permits all live clients hold
--- KEYS[3] leases    zset    client -> end of the lease on its permits, server time in ms
+-- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum' -> permits all live grants hold
+-- KEYS[3] leases    zset    grant -> end of its lease, server time in ms
 -- KEYS[4] queue     zset    waiter -> arrival order; only waiters not yet served
--- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms; queued or granted
--- KEYS[6] asks      hash    waiter -> permits it asked for; queued or granted
+-- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms
+-- KEYS[6] asks      hash    waiter -> permits it asked for
 -- KEYS[7] wakeups   channel 'granted:<waiter>' is published for each waiter served from the line
--- ARGV[1] waiter    "<client-uuid>:<thread-id>:<attempt>"
+-- ARGV[1] waiter    "<client-uuid>:<thread-id>:<attempt>": the acquisition, and the name of its grant
+-- ARGV[2] keep_ms   how long to remember that it was given up, in milliseconds (a place's lease)
+--
+-- Idempotent, and safe before the acquisition's own call: the given-up mark (the grant at 0
+-- permits, leased keep_ms) makes a late run of semaphore-acquire.lua or semaphore-try.lua for this
+-- waiter change nothing.
 --
 -- Returns 1  the waiter was queued and left the line
---         2  the waiter had been granted permits: its client gave them back, and they served the line
---         0  the waiter had no place
+--         2  the waiter held a grant (served from the line, or its reply was lost): the permits went back and on
+--         0  neither
 local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-local waiter = ARGV[1]
+local waiter, keep_ms = ARGV[1], tonumber(ARGV[2])
+
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
 
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local result = 0
-if redis.call('ZSCORE', queue, waiter) then
-  result = 1
-elseif redis.call('ZSCORE', places, waiter) then
-  result = 2
-  local ask = tonumber(redis.call('HGET', asks, waiter) or '0')
-  local owner = string.match(waiter, '^[^:]*')
-  local held = tonumber(redis.call('HGET', holds, owner) or '0')
-  ask = math.min(ask, held)
-  redis.call('HINCRBY', holds, ':sum', -ask)
-  if held - ask <= 0 then
-    redis.call('HDEL', holds, owner)
-    redis.call('ZREM', leases, owner)
-  else
-    redis.call('HSET', holds, owner, held - ask)
-  end
-end
-redis.call('ZREM', queue, waiter)
-redis.call('ZREM', places, waiter)
-redis.call('HDEL', asks, waiter)
 
--- Permits of clients whose lease ran out (dead, cut off) return to the pool; places that ran out
--- (dead waiters, unclaimed grants) are dropped.
+-- Grants whose lease ran out (dead or cut-off clients, given-up marks) return to the pool; places
+-- that ran out (dead waiters) are dropped.
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
   redis.call('HINCRBY', holds, ':sum', -tonumber(redis.call('HGET', holds, gone) or '0'))
   redis.call('HDEL', holds, gone)
@@ -54,37 +42,58 @@ redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 local total = tonumber(redis.call('GET', total_key) or '0')
 local free = total - tonumber(redis.call('HGET', holds, ':sum') or '0')
 
--- Serve the line: while the first waiter's ask fits, its client takes the permits, leased until
--- the waiter's place would have ended, and the waiter is told by name.
+local result = 0
+if redis.call('ZSCORE', queue, waiter) then
+  result = 1
+end
+redis.call('ZREM', queue, waiter)
+redis.call('ZREM', places, waiter)
+redis.call('HDEL', asks, waiter)
+local held = tonumber(redis.call('HGET', holds, waiter) or '0')
+if held > 0 then
+  result = 2
+  redis.call('HINCRBY', holds, ':sum', -held)
+  free = free + held
+end
+redis.call('HSET', holds, waiter, 0)
+redis.call('ZADD', leases, now_ms + keep_ms, waiter)
+for _, key in ipairs({holds, leases}) do
+  if redis.call('PTTL', key) < keep_ms then
+    redis.call('PEXPIRE', key, keep_ms)
+  end
+end
+
+-- Serve the line: while the first waiter's ask fits, it takes the permits as its own grant, leased
+-- until its place would have ended, and is told by name. A first waiter without a live place or
+-- an ask (dead, or left half-written) cannot be served and is dropped.
 local served_until = 0
-while free > 0 do
+while true do
   local first = redis.call('ZRANGE', queue, 0, 0)[1]
   if not first then
     break
   end
   local ask = tonumber(redis.call('HGET', asks, first) or '0')
   local place_end = tonumber(redis.call('ZSCORE', places, first) or '0')
-  if ask > total then
+  if ask <= 0 or place_end <= now_ms then
+    redis.call('ZREM', queue, first)
+    redis.call('ZREM', places, first)
+    redis.call('HDEL', asks, first)
+  elseif ask > total then
     -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
     redis.call('PUBLISH', wakeups, first)
     break
-  end
-  if ask > free then
+  elseif ask > free then
     break
-  end
-  redis.call('ZREM', queue, first)
-  if ask > 0 and place_end > now_ms then
-    local owner = string.match(first, '^[^:]*')
-    redis.call('HINCRBY', holds, owner, ask)
+  else
+    redis.call('ZREM', queue, first)
+    redis.call('ZREM', places, first)
+    redis.call('HDEL', asks, first)
+    redis.call('HSET', holds, first, ask)
     redis.call('HINCRBY', holds, ':sum', ask)
-    redis.call('ZADD', leases, 'GT', place_end, owner)
+    redis.call('ZADD', leases, place_end, first)
     served_until = math.max(served_until, place_end)
     free = free - ask
     redis.call('PUBLISH', wakeups, 'granted:' .. first)
-  else
-    -- A queued waiter without a place or an ask was left half-written: drop it.
-    redis.call('ZREM', places, first)
-    redis.call('HDEL', asks, first)
   end
 end
 if served_until > 0 then
@@ -93,9 +102,5 @@ if served_until > 0 then
       redis.call('PEXPIRE', key, served_until - now_ms)
     end
   end
-end
-
-if tonumber(redis.call('HGET', holds, ':sum') or '0') <= 0 and redis.call('HLEN', holds) <= 1 then
-  redis.call('DEL', holds)
 end
 return result

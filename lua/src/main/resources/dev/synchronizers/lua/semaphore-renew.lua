@@ -1,24 +1,30 @@
--- semaphore-renew.lua: extend the leases on many clients' permits in one call, each only while the client holds some.
--- The watchdog sends one call per tick for all semaphores its client holds permits of (batched).
+-- semaphore-renew.lua: extend the leases of many semaphore grants in one call, each only while that grant still holds permits.
+-- The watchdog sends one call per tick for all grants its client holds (batched).
 --
--- KEYS[2i-1] holds i   hash  client -> permits it holds; ':sum' -> permits all live clients hold
--- KEYS[2i]   leases i  zset  client -> end of the lease on its permits, server time in ms
--- ARGV[1]    lease_ms  lease to give every client still holding, in milliseconds
--- ARGV[i+1]  client i  "<client-uuid>" holding permits of semaphore i
+-- KEYS[2i-1] holds i   hash  grant -> permits it holds (0: given up); ':sum' -> permits all live grants hold
+-- KEYS[2i]   leases i  zset  grant -> end of its lease, server time in ms
+-- ARGV[1]    lease_ms  lease to give every grant still holding, in milliseconds
+-- ARGV[i+1]  grant i   "<client-uuid>:<thread-id>:<attempt>" holding permits of semaphore i
 --
--- Returns {r1, ..., rn}  ri = 1: renewed; ri = 0: the client no longer holds permits of semaphore i (lost)
+-- Returns {r1, ..., rn}  ri = 1: renewed; ri = 0: grant i no longer holds permits (lost)
 local lease_ms = tonumber(ARGV[1])
+
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
 
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 local renewed = {}
 for i = 1, #KEYS / 2 do
-  local holds, leases, client = KEYS[i * 2 - 1], KEYS[i * 2], ARGV[i + 1]
-  local lease_end = redis.pcall('ZSCORE', leases, client)
-  -- A lease that ran out counts as lost even before an acquire purges it: its permits are free.
-  if type(lease_end) == 'string' and tonumber(lease_end) > now_ms then
-    redis.call('ZADD', leases, now_ms + lease_ms, client)
+  local holds, leases, grant = KEYS[i * 2 - 1], KEYS[i * 2], ARGV[i + 1]
+  -- pcall keeps one key of a foreign type from failing every other grant of the batch. A lease
+  -- that ran out counts as lost even before an acquire purges it: its permits are free.
+  local lease_end = redis.pcall('ZSCORE', leases, grant)
+  local held = redis.pcall('HGET', holds, grant)
+  if type(lease_end) == 'string' and tonumber(lease_end) > now_ms and type(held) == 'string'
+      and tonumber(held) > 0 then
+    redis.call('ZADD', leases, now_ms + lease_ms, grant)
     for _, key in ipairs({holds, leases}) do
       if redis.call('PTTL', key) < lease_ms then
         redis.call('PEXPIRE', key, lease_ms)

@@ -83,6 +83,14 @@ final class Acquirer {
             return null;
         }
 
+        /**
+         * Told that a neighbour's hand-over to this waiter may have taken effect in Redis though its
+         * reply was lost ({@link #settleInDoubt}): if the waiter stops without acquiring and
+         * without a try's answer since, {@link #done} must give back what Redis may have handed it.
+         */
+        default void handoverInDoubt() {
+        }
+
         /** Called once the waiter is subscribed and about to wait, e.g. to keep its queue place leased. */
         default void waiting(WakeupDispatcher.Subscription subscription) {
         }
@@ -135,7 +143,13 @@ final class Acquirer {
         // neighbour and sleep again, costing Redis an attempt for nothing.
         Attempt first = null;
         if (timeoutNanos <= 0 || line == null || line.isEmpty()) {
-            first = step.attempt(false);
+            try {
+                first = step.attempt(false);
+            } catch (RuntimeException | Error e) {
+                // A first try may register the waiter (a queue place) even when its reply is lost.
+                step.done(false);
+                throw e;
+            }
             if (first.acquired() || timeoutNanos <= 0) {
                 step.done(first.acquired());
                 return first;
@@ -155,6 +169,15 @@ final class Acquirer {
             Attempt attempt = waitInRedis(step, node, owner, first, start, timeoutNanos, interruptible);
             acquired = attempt.acquired();
             return attempt;
+        } catch (RuntimeException e) {
+            // A neighbour may have reserved this waiter (e.g. while it subscribed): what it was
+            // handed is held already, so take it rather than leave it held by nobody.
+            if (node != null && !mayGiveUp(node)) {
+                Attempt handed = step.granted(node.grant);
+                acquired = handed.acquired();
+                return handed;
+            }
+            throw e;
         } finally {
             if (node != null) {
                 leaveLine(node);
@@ -184,7 +207,7 @@ final class Acquirer {
                     interrupted = true;
                 }
                 if (remaining <= 0 || interruptNow && interruptible) {
-                    if (mayGiveUp(node) || node.grant == null) {
+                    if (mayGiveUp(node)) {
                         if (interruptNow) {
                             throw new InterruptedException();
                         }
@@ -234,7 +257,7 @@ final class Acquirer {
                 }
                 if (Thread.interrupted()) {
                     if (interruptible) {
-                        if (mayGiveUp(node) || node.grant == null) {
+                        if (mayGiveUp(node)) {
                             throw new InterruptedException();
                         }
                         Thread.currentThread().interrupt();
@@ -272,8 +295,13 @@ final class Acquirer {
                     continue;
                 }
                 if (node != null && !node.busy()) {
-                    // Reserved while idle: the hand-over's outcome first.
+                    // Reserved while idle: the hand-over's outcome first. If none came and the
+                    // time ran out meanwhile, stop now rather than try past the deadline.
                     node.awaitSettled();
+                    if (node.grant == null && timeoutNanos != FOREVER
+                            && timeoutNanos - (System.nanoTime() - start) <= 0 && mayGiveUp(node)) {
+                        return new Attempt(false, -1, -1, start);
+                    }
                     continue;
                 }
                 try {
@@ -309,16 +337,19 @@ final class Acquirer {
     }
 
     /**
-     * Tells whether a waiter that wants to stop (timed out, interrupted) may: always without a
-     * local line; with one, unless a neighbour's unlock has reserved it, in which case this first
-     * waits for that hand-over's outcome (a grant in {@link Node#grant}, or none) and says no.
+     * Tells whether a waiter that wants to stop (timed out, interrupted, failed) may: always
+     * without a local line; with one, it first leaves the line for good, waiting out any
+     * reservation a neighbour's unlock holds on it, so that no hand-over can reach it afterwards.
+     * It may not stop if such a hand-over granted it the lock ({@link Node#grant}): that is held.
      */
     private static boolean mayGiveUp(Node node) {
-        if (node == null || node.leave()) {
+        if (node == null) {
             return true;
         }
-        node.awaitSettled();
-        return false;
+        while (!node.leave()) {
+            node.awaitSettled();
+        }
+        return node.grant == null;
     }
 
     /** Takes the node out of the line for good; the next in line, if any, goes on. */
@@ -374,6 +405,17 @@ final class Acquirer {
         node.wake();
     }
 
+    /**
+     * Ends a reservation whose hand-over may or may not have happened in Redis (its reply was
+     * lost): the waiter is told so ({@link Step#handoverInDoubt()}) and goes on by itself.
+     *
+     * @param handover what {@link #reserveHead()} returned
+     */
+    void settleInDoubt(Handover handover) {
+        handover.node().step.handoverInDoubt();
+        settle(handover, null);
+    }
+
     /** A reserved first waiter; it must be {@linkplain #settle settled}. */
     record Handover(Node node, String owner) {
     }
@@ -417,9 +459,9 @@ final class Acquirer {
             state.compareAndSet(BUSY, IDLE);
         }
 
-        /** Marks the waiter as leaving; false if it is reserved (then it must await the outcome). */
+        /** Marks the waiter as leaving, if not already; false if it is reserved (then it must await the outcome). */
         boolean leave() {
-            return state.compareAndSet(IDLE, LEFT) || state.compareAndSet(BUSY, LEFT);
+            return state.get() == LEFT || state.compareAndSet(IDLE, LEFT) || state.compareAndSet(BUSY, LEFT);
         }
 
         /** Waits until a reservation is settled; the neighbour settles within its one command's timeout. */

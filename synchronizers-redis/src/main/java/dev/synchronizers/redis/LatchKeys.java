@@ -10,7 +10,7 @@ package dev.synchronizers.redis;
 record LatchKeys(String latch, String wakeups) {
 
     static LatchKeys of(String prefix, String name) {
-        String base = prefix + ":latch:{" + name + "}";
+        String base = HashTag.base(prefix, "latch", name);
         return new LatchKeys(base, base + ":wake");
     }
 

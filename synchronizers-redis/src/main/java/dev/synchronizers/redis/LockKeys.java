@@ -21,17 +21,17 @@ record LockKeys(String lock, String token, String queue, String places, String r
 
     /** The keys of {@code lock(name)}. */
     static LockKeys of(String prefix, String name) {
-        return under(prefix + ":lock:{" + name + "}");
+        return under(HashTag.base(prefix, "lock", name));
     }
 
     /** The keys of {@code fairLock(name)}: a lock of its own, apart from {@code lock(name)}. */
     static LockKeys fair(String prefix, String name) {
-        return under(prefix + ":fairlock:{" + name + "}");
+        return under(HashTag.base(prefix, "fairlock", name));
     }
 
     /** The keys of {@code readWriteLock(name)}, shared by its two halves. */
     static LockKeys readWrite(String prefix, String name) {
-        return under(prefix + ":rwlock:{" + name + "}");
+        return under(HashTag.base(prefix, "rwlock", name));
     }
 
     private static LockKeys under(String base) {
@@ -48,7 +48,7 @@ record LockKeys(String lock, String token, String queue, String places, String r
         return switch (script) {
             case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING, LOCK_HANDOVER -> new String[] {lock, token};
             case FAIR_LOCK_ACQUIRE -> new String[] {lock, token, queue, places};
-            case LOCK_RELEASE -> new String[] {lock, wakeups};
+            case LOCK_RELEASE, LOCK_GIVE_BACK -> new String[] {lock, wakeups};
             case FAIR_LOCK_RELEASE, FAIR_LOCK_LEAVE -> new String[] {lock, token, queue, places, wakeups};
             case LOCK_FORCE_UNLOCK -> new String[] {lock, queue, places, wakeups};
             case LOCK_RENEW -> new String[] {lock};

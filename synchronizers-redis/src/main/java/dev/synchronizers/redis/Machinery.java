@@ -61,6 +61,11 @@ final class Machinery {
         pinned.computeIfPresent(synchronizer, (key, count) -> count == 1 ? null : count - 1);
     }
 
+    /** Returns how many synchronizer objects holds keep reachable, for leak checks. */
+    int pinnedCount() {
+        return pinned.size();
+    }
+
     /** The owner string of the current thread: client id and thread id. */
     String currentOwner() {
         return clientId + ":" + currentThreadId();

@@ -3,7 +3,10 @@ package dev.synchronizers.redis;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -11,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * One waiter's place in a queue in Redis (the fair lock's, the semaphore's): leased and renewed by
  * the watchdog while the waiter waits, and left at once when it gives up. A place the watchdog
  * finds gone (purged while the client was cut off) is taken again, at the back, by the waiter's
- * next try, so the watchdog wakes it to make that try now.
+ * next try, so the watchdog wakes it to make that try now; the place that try takes is leased and
+ * renewed as the first was.
  *
  * <p>Used by one waiting thread; not thread-safe.
  */
@@ -25,11 +29,16 @@ final class QueuePlace {
     private final String[] placeKeys;
     private final Script leave;
     private final String[] leaveKeys;
+    private final String[] leaveArgs;
     private final String what;
+    /** Sends a retried leave, or skips it when it can no longer be meant for this wait. */
+    private Function<Supplier<CompletionStage<?>>, CompletionStage<?>> retryGuard = Supplier::get;
     private boolean queued;
     /** When the try that queued the waiter was sent; the place is known to be queued since. */
     private long queuedNanos;
     private Watchdog.Lease lease;
+    /** Where the watchdog wakes the waiter when its place is gone; set once it waits. */
+    private WakeupDispatcher.Subscription subscription;
 
     /**
      * @param owner the waiter's owner string, its member in the queue
@@ -38,20 +47,37 @@ final class QueuePlace {
      * @param leave the script that takes the waiter out of the queue
      * @param leaveKeys that script's keys
      * @param what the synchronizer, for messages, e.g. {@code "fair lock 'orders'"}
+     * @param leaveExtra the leave script's arguments after the owner, if it takes more
      */
     QueuePlace(Machinery machinery, String owner, Script renew, String[] placeKeys, Script leave, String[] leaveKeys,
-            String what) {
+            String what, String... leaveExtra) {
         this.machinery = machinery;
         this.owner = owner;
         this.renew = renew;
         this.placeKeys = placeKeys;
         this.leave = leave;
         this.leaveKeys = leaveKeys;
+        this.leaveArgs = new String[1 + leaveExtra.length];
+        leaveArgs[0] = owner;
+        System.arraycopy(leaveExtra, 0, leaveArgs, 1, leaveExtra.length);
         this.what = what;
     }
 
     /**
-     * Records that a try put the waiter in the queue, so that giving up must take it out.
+     * Makes every retried leave go through {@code guard}, which sends it or skips it. A leave named
+     * by owner (the fair lock's, the writer's) must not run after the same thread took the lock
+     * again, since it gives back a lock handed to that owner: the guard knows when.
+     *
+     * @param guard given the leave to send, sends it or returns a completed stage instead
+     */
+    void guardRetries(Function<Supplier<CompletionStage<?>>, CompletionStage<?>> guard) {
+        this.retryGuard = guard;
+    }
+
+    /**
+     * Records that a try put the waiter in the queue (or kept it there), so that giving up must
+     * take it out. After the watchdog ended the renewal of a place it found gone, the place this
+     * try took is registered for renewal afresh.
      *
      * @param sentNanos {@link System#nanoTime()} just before that try was sent
      */
@@ -60,12 +86,21 @@ final class QueuePlace {
             queued = true;
             queuedNanos = sentNanos;
         }
+        if (lease != null && lease.endedBecause() != null) {
+            register(sentNanos);
+        }
     }
 
     /** The waiter is about to sleep: keep its place leased. */
     void waiting(WakeupDispatcher.Subscription subscription) {
-        lease = machinery.watchdog.register(renew, placeKeys, new String[] {owner}, 0,
-                queued ? queuedNanos : System.nanoTime(), cause -> subscription.wake());
+        this.subscription = subscription;
+        register(queued ? queuedNanos : System.nanoTime());
+    }
+
+    private void register(long sentNanos) {
+        WakeupDispatcher.Subscription wakes = subscription;
+        lease = machinery.watchdog.register(renew, placeKeys, new String[] {owner}, 0, sentNanos,
+                cause -> wakes.wake());
     }
 
     /**
@@ -94,12 +129,12 @@ final class QueuePlace {
         }
         if (!acquired && queued) {
             try {
-                machinery.<Long>await(machinery.scripts.run(leave, leaveKeys, owner), "leave the queue of " + what);
+                machinery.<Long>await(machinery.scripts.run(leave, leaveKeys, leaveArgs), "leave the queue of " + what);
             } catch (RuntimeException e) {
                 log.debug("{}: could not leave the queue; retrying until its place's lease is over: {}", what,
                         e.toString());
-                machinery.watchdog.retryUntil("leave the queue of " + what,
-                        () -> machinery.scripts.run(leave, leaveKeys, owner),
+                Supplier<CompletionStage<?>> send = () -> machinery.scripts.run(leave, leaveKeys, leaveArgs);
+                machinery.watchdog.retryUntil("leave the queue of " + what, () -> retryGuard.apply(send),
                         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             }
         }

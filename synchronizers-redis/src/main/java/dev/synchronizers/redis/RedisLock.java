@@ -10,11 +10,16 @@ import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +43,18 @@ import org.slf4j.LoggerFactory;
  * <p>A hold without a lease time is renewed by the client's watchdog; one with a lease time is
  * not, and ends with its lease. A hold that ends without {@link #unlock()} is lost: the lost-hold
  * listeners are told (except for a fixed lease), {@link #isHeldByCurrentThread()} turns false and
- * the next {@code unlock()} throws {@link LostHoldException}.
+ * the next {@code unlock()} throws {@link LostHoldException}; the first local waiter is woken, as
+ * an unlock would have. A held lock keeps this object reachable, so that {@code unlock()} finds
+ * the hold however the object is reached again; a hold that ended no longer does. Its record stays
+ * in this object: {@code unlock()} through it still throws {@code LostHoldException}, but once
+ * every reference was dropped and the object collected, {@code unlock()} through a new object for
+ * the name throws a plain {@link IllegalMonitorStateException} (never taken through it).
+ *
+ * <p>A non-fair unlock may hand the lock to the first local waiter in one script call. If that
+ * call's reply is lost, the waiter finds the outcome with its next try; if it stops first (timed
+ * out, interrupted, failed), it gives back what the hand-over may have given it, by owner, which
+ * is safe while its thread neither holds nor acquires this lock. A queueing try (fair, write) whose
+ * reply is lost may have queued the waiter, so a waiter that stops after one leaves the queue.
  *
  * <p>An uncontended {@code lock()} and {@code unlock()} cost one script call each. Re-entering and
  * the local queries cost none.
@@ -73,6 +89,10 @@ final class RedisLock implements DistributedLock {
     private volatile RedisLock readHalf;
     /** This client's holds, by thread id. */
     private final Map<Long, Hold> holds = new ConcurrentHashMap<>();
+    /** Threads of this client inside an acquire of this lock, for {@link #giveBack}. */
+    private final Set<Long> acquiring = ConcurrentHashMap.newKeySet();
+    /** Orders a retried give-back before any acquire that a thread announces after it. */
+    private final ReentrantLock giveBackOrder = new ReentrantLock();
 
     RedisLock(String name, LockPolicy policy, LockKeys keys, Machinery machinery, Object pinTarget) {
         this.name = name;
@@ -191,36 +211,105 @@ final class RedisLock implements DistributedLock {
         machinery.checkOpen();
         String owner = machinery.currentOwner();
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
-        Attempt attempt = acquirer.acquire(new Waiter(owner, firstTry, leaseMillis, fixedLeaseMillis > 0), owner, timeoutNanos, interruptible);
-        if (!attempt.acquired()) {
-            return false;
+        giveBackOrder.lock();
+        try {
+            acquiring.add(threadId);
+        } finally {
+            giveBackOrder.unlock();
         }
-        Hold hold = new Hold(owner, attempt.fencingToken());
-        hold.lease = machinery.watchdog.register(policy.renew, keys.keysFor(policy.renew),
-                new String[] {owner, Long.toString(hold.token)}, fixedLeaseMillis, attempt.sentNanos(),
-                cause -> onLost(threadId, hold, cause));
-        holds.put(threadId, hold);
-        machinery.pin(pinTarget);
-        return true;
+        try {
+            Attempt attempt = acquirer.acquire(new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0),
+                    owner, timeoutNanos, interruptible);
+            if (!attempt.acquired()) {
+                return false;
+            }
+            Hold hold = new Hold(owner, attempt.fencingToken());
+            // Pinned before the watchdog knows it, so that its end, however soon, finds it pinned.
+            machinery.pin(pinTarget);
+            hold.lease = machinery.watchdog.register(policy.renew, keys.keysFor(policy.renew),
+                    new String[] {owner, Long.toString(hold.token)}, fixedLeaseMillis, attempt.sentNanos(),
+                    cause -> onLost(threadId, hold, cause));
+            holds.put(threadId, hold);
+            return true;
+        } finally {
+            acquiring.remove(threadId);
+        }
     }
 
-    /** Told by the watchdog, on its thread, that a hold ended without unlock(). */
+    /**
+     * Told by the watchdog, on its thread, that a hold ended without unlock() (its fixed lease ran
+     * out, it was forced, lost or abandoned). The hold stops pinning this object, so a lock that is
+     * never unlocked can still be collected; its record stays, so that the owner's unlock() through
+     * this object throws as documented. A local waiter that left asking Redis to the holder is
+     * woken, since no unlock() will wake it.
+     */
     private void onLost(long threadId, Hold hold, LostHold.Cause cause) {
         machinery.listeners.report(new LostHold(name, kind, threadId, hold.token, cause));
         if (cause == LostHold.Cause.ABANDONED) {
             forget(threadId, hold);
+        } else {
+            unpin(hold);
         }
+        acquirer.wakeHead();
     }
 
-    /** Drops a hold from this JVM's books; the lock object stays pinned while any hold of it remains. */
+    /** Drops a hold from this JVM's books and stops it pinning this object. */
     private void forget(long threadId, Hold hold) {
-        if (holds.remove(threadId, hold)) {
+        holds.remove(threadId, hold);
+        unpin(hold);
+    }
+
+    /** Stops a hold pinning this object, once, whether it ends by unlock() or by the watchdog. */
+    private void unpin(Hold hold) {
+        if (hold.pinned.compareAndSet(true, false)) {
             machinery.unpin(pinTarget);
         }
     }
 
+    /**
+     * Gives back whatever hold Redis may have handed {@code owner} without anyone learning it (a
+     * hand-over whose reply was lost), by owner since its token is unknown. Sent at once by the
+     * waiter that stopped; if Redis does not answer, retried while it may matter, but only while
+     * the owner's thread neither holds nor acquires this lock: a hold of its owner is then one
+     * nobody knows of, so the give-back cannot end a hold in use. A thread that acquires again
+     * meanwhile makes the retry needless: its acquire takes such a hold over.
+     */
+    private void giveBack(long threadId, String owner) {
+        String what = "give back " + kind + " '" + name + "' after a hand-over in doubt";
+        try {
+            machinery.<Long>await(giveBackCommand(owner), what);
+        } catch (RuntimeException e) {
+            log.debug("{}: could not give back; retrying while the thread neither holds nor acquires it: {}", what,
+                    e.toString());
+            machinery.watchdog.retryUntil(what, () -> unlessTaken(threadId, () -> giveBackCommand(owner)),
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+        }
+    }
+
+    /**
+     * Sends a retried follow-up named by owner (a give-back, a fair leave) only while the owner's
+     * thread neither holds nor acquires this lock: then a hold of that owner in Redis is one nobody
+     * knows of. Checked and sent under the lock an acquire takes to announce itself, so that the
+     * follow-up reaches Redis before any acquire the thread sends later.
+     */
+    private CompletionStage<?> unlessTaken(long threadId, Supplier<CompletionStage<?>> send) {
+        giveBackOrder.lock();
+        try {
+            return holds.containsKey(threadId) || acquiring.contains(threadId)
+                    ? CompletableFuture.completedFuture(0L)
+                    : send.get();
+        } finally {
+            giveBackOrder.unlock();
+        }
+    }
+
+    private CompletionStage<Long> giveBackCommand(String owner) {
+        return machinery.scripts.run(Script.LOCK_GIVE_BACK, keys.keysFor(Script.LOCK_GIVE_BACK), owner);
+    }
+
     /** One thread's acquisition: its tries, and for the fair lock its place in the queue. */
     private final class Waiter implements Acquirer.Step {
+        private final long threadId;
         private final String owner;
         private final Script firstTry;
         private final String lease;
@@ -228,8 +317,14 @@ final class RedisLock implements DistributedLock {
         private final QueuePlace place;
         /** The highest grant floor a queueing try of this wait was told; grants at or below it are old. */
         private long grantFloor = -1;
+        /**
+         * Set when a neighbour's hand-over to this waiter may have happened unseen, cleared by the
+         * next try that gets an answer: one sent after the hand-over sees its outcome.
+         */
+        private volatile boolean handoverInDoubt;
 
-        Waiter(String owner, Script firstTry, long leaseMillis, boolean fixedLease) {
+        Waiter(long threadId, String owner, Script firstTry, long leaseMillis, boolean fixedLease) {
+            this.threadId = threadId;
             this.owner = owner;
             this.firstTry = firstTry;
             this.lease = Long.toString(leaseMillis);
@@ -239,6 +334,9 @@ final class RedisLock implements DistributedLock {
                             keys.keysFor(Script.FAIR_LOCK_RENEW_PLACE), policy.leave,
                             keys.keysFor(policy.leave), kind + " '" + name + "'")
                     : null;
+            if (place != null) {
+                place.guardRetries(send -> unlessTaken(threadId, send));
+            }
         }
 
         @Override
@@ -254,8 +352,14 @@ final class RedisLock implements DistributedLock {
                 reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
             } catch (SynchronizerUnavailableException e) {
                 undoIfAcquired(pending, owner);
+                if (script == policy.queuedTry) {
+                    // It may have queued the waiter, now or when it runs late: done(false) leaves,
+                    // after it in Redis since commands of one connection run in order.
+                    place.queued(sent);
+                }
                 throw e;
             }
+            handoverInDoubt = false;
             Attempt attempt = Attempt.of(reply, sent);
             if (!attempt.acquired() && script == policy.queuedTry) {
                 place.queued(sent);
@@ -318,9 +422,17 @@ final class RedisLock implements DistributedLock {
         }
 
         @Override
+        public void handoverInDoubt() {
+            handoverInDoubt = true;
+        }
+
+        @Override
         public void done(boolean acquired) {
             if (place != null) {
                 place.done(acquired);
+            }
+            if (!acquired && handoverInDoubt) {
+                giveBack(threadId, owner);
             }
         }
     }
@@ -435,8 +547,9 @@ final class RedisLock implements DistributedLock {
                             + " until Redis answers, and the hold expires with its lease at the latest)");
         } catch (RuntimeException e) {
             // The head tries for itself: if the hand-over did happen, its try finds it the owner
-            // and takes the lock afresh; the token-checked release below is then a no-op.
-            acquirer.settle(next, null);
+            // and takes the lock afresh; the token-checked release below is then a no-op. If it
+            // stops without a try's answer instead, it gives the lock back (Waiter#done).
+            acquirer.settleInDoubt(next);
             if (e instanceof SynchronizerUnavailableException) {
                 retryRelease(held);
             }
@@ -579,6 +692,8 @@ final class RedisLock implements DistributedLock {
     private static final class Hold {
         final String owner;
         final long token;
+        /** Whether it still keeps its lock object reachable; cleared once, when it ends. */
+        final AtomicBoolean pinned = new AtomicBoolean(true);
         volatile Watchdog.Lease lease;
         volatile int count = 1;
 

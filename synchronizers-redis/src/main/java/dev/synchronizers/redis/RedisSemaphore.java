@@ -2,57 +2,74 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
-import java.util.Queue;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The counting semaphore behind {@link dev.synchronizers.Synchronizers#semaphore(String)}.
  *
  * <p>Permits are owned by the client (this {@code RedisSynchronizers}), not by a thread: any thread
  * of the client may release what any other acquired, and the client cannot release more than it
- * holds. Redis keeps, per client, how many permits it holds and when the lease on them ends; the
- * client's watchdog renews that lease while it holds any. A client that dies returns its permits
- * when the lease runs out: every acquire, try and count purges expired clients first.
+ * holds. Redis counts permits per <em>grant</em>, one per acquisition (named after the acquiring
+ * attempt, {@code <client-id>:<thread-id>:<sequence>}), never pooled per client: each grant is
+ * leased and renewed by the watchdog under its own name, and a release names the grants it ends.
+ * So nothing done for one acquisition can renew, re-lease or release another's permits. A client
+ * that dies returns its permits when their leases run out: every acquire, try and count purges
+ * expired grants first.
+ *
+ * <p>A release takes permits from the calling thread's own grants first, then from the other
+ * threads' grants of this client. A grant the watchdog reports lost (its lease ran out, or it
+ * could not be renewed in time) is given up in Redis for good and stays in this client's books as
+ * lost: the release that reaches it throws {@link LostHoldException} instead of consuming a live
+ * grant, so a thread whose permit was lost cannot release another thread's permit. Lost grants are
+ * reached before live ones of the same thread, and before other threads' live ones.
  *
  * <p>Waiters queue in Redis in arrival order, each with a leased place (see {@link QueuePlace}),
  * and are served first come, first served: a waiter asking for more permits than are free blocks
  * the waiters behind it, so {@code acquire(5)} is not starved by a stream of {@code acquire(1)}.
  * The line is served in Redis: every script that frees permits or changes the line (release,
- * growth, a waiter leaving, an acquire that purges a dead client) hands the free permits to the
- * waiters at its front, whose clients then hold them, and names each in a {@code granted:}
- * message. A waiter that reads its name has its permits without another round trip, so a permit
- * passes from a releasing client to the next waiter in one script call and one message; its grant
- * record is dropped by this client's next release. A waiter that gives up races nothing: leaving
- * gives back a grant it has not claimed, atomically. A lost message costs time, not permits: the
- * waiter's next try (after its place lease is found served by the watchdog, a reconnect, or its
- * bounded sleep) claims the grant. {@code tryAcquire()} without a timeout barges, as {@link
- * java.util.concurrent.Semaphore#tryAcquire()} does even on a fair semaphore.
+ * growth, a waiter leaving, an acquire that purges a dead client) gives the free permits to the
+ * waiters at its front as their grants and names each in a {@code granted:} message. A waiter that
+ * reads its name has its permits without another round trip. A waiter that gives up races
+ * nothing: leaving gives back a grant it has not claimed, atomically. A lost message costs time,
+ * not permits: the waiter's next try claims the grant. {@code tryAcquire()} without a timeout
+ * barges, as {@link java.util.concurrent.Semaphore#tryAcquire()} does even on a fair semaphore.
+ *
+ * <p>Unknown outcomes: an acquiring call whose reply does not come in time may have run, or may
+ * still run. Its caller gets {@link SynchronizerUnavailableException}, and the acquisition is given
+ * up in Redis (semaphore-leave.lua: out of the line, its grant given back, and a mark that makes a
+ * late run of the call change nothing), retried until Redis answers or a lease has passed. A
+ * release whose reply does not come is booked here at once and retried; it sets what each grant
+ * keeps rather than subtracting, so running twice releases once.
  */
 final class RedisSemaphore implements DistributedSemaphore {
 
+    private static final Logger log = LoggerFactory.getLogger(RedisSemaphore.class);
     private static final String KIND = "semaphore";
+    /** Lost grants remembered for their release to report; older ones beyond this are forgotten. */
+    static final int MAX_LOST_GRANTS = 1024;
 
     private final String name;
     private final SemaphoreKeys keys;
     private final Machinery machinery;
     private final Acquirer acquirer;
-    /** Waiters of this client that took their grant by message: their records go with the next release. */
-    private final Queue<String> claimed = new ConcurrentLinkedQueue<>();
-    /** Guards {@link #held} and {@link #lease}, never around a Redis call. */
+    /** Guards {@link #grants}, never around a Redis call. */
     private final ReentrantLock books = new ReentrantLock();
-    private int held;
-    private Watchdog.Lease lease;
+    /** This client's grants with permits left, live or lost, in acquisition order. */
+    private final List<Grant> grants = new ArrayList<>();
 
     RedisSemaphore(String name, Machinery machinery) {
         this.name = name;
@@ -139,31 +156,34 @@ final class RedisSemaphore implements DistributedSemaphore {
         }
         machinery.checkOpen();
         String waiter = machinery.newAttempt();
+        String leaseMillis = Long.toString(machinery.leaseMillis);
         QueuePlace place = new QueuePlace(machinery, waiter, Script.SEMAPHORE_RENEW_PLACE, keys.forPlace(),
-                Script.SEMAPHORE_LEAVE, keys.forQueue(), what(""));
-        String[] args = {machinery.clientId, waiter, Integer.toString(permits), Long.toString(machinery.leaseMillis),
-                Long.toString(machinery.leaseMillis)};
+                Script.SEMAPHORE_LEAVE, keys.forQueue(), what(""), leaseMillis);
+        String[] args = {waiter, Integer.toString(permits), leaseMillis, leaseMillis};
         Attempt attempt = acquirer.acquire(new Acquirer.Step() {
             @Override
             public Attempt attempt(boolean subscribed) {
                 machinery.checkOpen();
                 long sent = System.nanoTime();
-                CompletionStage<List<Object>> pending = machinery.scripts.run(Script.SEMAPHORE_ACQUIRE,
-                        keys.forQueue(), args);
                 List<Object> reply;
                 try {
-                    reply = machinery.await(pending, what("acquire " + permits + " permits of"));
+                    reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ACQUIRE, keys.forQueue(), args),
+                            what("acquire " + permits + " permits of"));
                 } catch (SynchronizerUnavailableException e) {
-                    undoIfAcquired(pending, permits);
+                    // It may have run, or run later: queued this waiter, or given it permits.
+                    giveUp(waiter);
                     throw e;
                 }
                 long code = (Long) reply.get(0);
-                if (code < 0) {
+                if (code == -1L) {
                     throw exceedsTotal(permits, (Long) reply.get(1));
                 }
                 if (code == 1L) {
-                    record(permits, sent);
+                    record(waiter, permits, sent);
                     return new Attempt(true, -1, 0, sent);
+                }
+                if (code != 0L) {
+                    throw new IllegalStateException(what("") + ": acquisition " + waiter + " was already given up");
                 }
                 place.queued(sent);
                 return new Attempt(false, -1, (Long) reply.get(1), sent);
@@ -173,8 +193,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             public Attempt granted(String detail) {
                 // Served from the line after the waiter was last known queued: the lease runs from then at least.
                 long since = place.queuedSinceAtLeast();
-                record(permits, since);
-                claimed.add(waiter);
+                record(waiter, permits, since);
                 return new Attempt(true, -1, 0, since);
             }
 
@@ -198,61 +217,85 @@ final class RedisSemaphore implements DistributedSemaphore {
 
     /** One barging try; {@code permits == 0} drains. Returns the permits taken. */
     private int take(int permits) {
+        String grant = machinery.newAttempt();
         long sent = System.nanoTime();
-        List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_TRY, keys.forTry(),
-                machinery.clientId, Integer.toString(permits), Long.toString(machinery.leaseMillis)),
-                what(permits == 0 ? "drain" : "try to acquire " + permits + " permits of"));
+        List<Object> reply;
+        try {
+            reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_TRY, keys.forTry(), grant,
+                    Integer.toString(permits), Long.toString(machinery.leaseMillis)),
+                    what(permits == 0 ? "drain" : "try to acquire " + permits + " permits of"));
+        } catch (SynchronizerUnavailableException e) {
+            giveUp(grant);
+            throw e;
+        }
         long code = (Long) reply.get(0);
-        if (code < 0) {
+        if (code == -1L) {
             throw exceedsTotal(permits, (Long) reply.get(1));
+        }
+        if (code != 0L && code != 1L) {
+            throw new IllegalStateException(what("") + ": acquisition " + grant + " was already given up");
         }
         int taken = code == 1L ? (int) (long) (Long) reply.get(1) : 0;
         if (taken > 0) {
-            record(taken, sent);
+            record(grant, taken, sent);
         }
-        return permits > 0 && code == 1L ? permits : taken;
+        return taken;
     }
 
     /**
-     * An acquire whose reply the caller stopped waiting for may still have taken permits (or
-     * claimed a grant): if its reply arrives after all and says so, they are given back, retried
-     * until Redis answers or the client's lease on them is over. They were never booked here.
+     * Gives up an acquisition whose outcome is unknown or whose permits are lost: takes it out of
+     * the line, gives back its grant if Redis has one, and marks it so that a late run of its call
+     * changes nothing. Idempotent; retried by the watchdog until Redis answers or a lease has
+     * passed (then the grant and the place have expired anyway).
      */
-    private void undoIfAcquired(CompletionStage<List<Object>> pending, int permits) {
-        pending.thenAccept(reply -> {
-            if ((Long) reply.get(0) == 1L) {
-                Supplier<CompletionStage<?>> giveBack = () -> machinery.scripts.run(Script.SEMAPHORE_RELEASE,
-                        keys.forQueue(), machinery.clientId, Integer.toString(permits), "");
-                machinery.watchdog.retryUntil("give back " + permits + " permits of " + what(""), giveBack,
+    private void giveUp(String acquisition) {
+        Supplier<CompletionStage<?>> leave = () -> machinery.scripts.run(Script.SEMAPHORE_LEAVE, keys.forQueue(),
+                acquisition, Long.toString(machinery.leaseMillis));
+        leave.get().whenComplete((reply, failure) -> {
+            if (failure != null) {
+                log.debug("{}: could not give up acquisition {} yet; retrying: {}", what(""), acquisition,
+                        failure.toString());
+                machinery.watchdog.retryUntil("give up acquisition " + acquisition + " of " + what(""), leave,
                         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             }
         });
     }
 
-    /** Books permits the client now holds, and keeps their lease renewed while it holds any. */
-    private void record(int permits, long sentNanos) {
+    /** Books a grant this client now holds, and keeps its lease renewed until released or lost. */
+    private void record(String id, int permits, long sentNanos) {
+        Grant grant = new Grant(id, Machinery.currentThreadId(), permits);
         books.lock();
         try {
-            held += permits;
-            if (lease == null) {
-                lease = machinery.watchdog.registerForClient(Script.SEMAPHORE_RENEW, keys.forRenew(),
-                        new String[] {machinery.clientId}, sentNanos, this::lost);
-            }
+            grants.add(grant);
+            grant.lease = machinery.watchdog.registerForClient(Script.SEMAPHORE_RENEW, keys.forRenew(),
+                    new String[] {id}, sentNanos, cause -> lost(grant, cause));
         } finally {
             books.unlock();
         }
     }
 
-    /** Told by the watchdog that the lease on this client's permits is gone: they are back in the pool. */
-    private void lost(LostHold.Cause cause) {
+    /**
+     * Told by the watchdog that a grant's lease is gone or could not be renewed in time: its
+     * permits are back in the pool, or will be when the lease runs out. The grant is given up in
+     * Redis for good, so no later call of this client can revive it, and kept here as lost for
+     * the release that reaches it to report.
+     */
+    private void lost(Grant grant, LostHold.Cause cause) {
         books.lock();
         try {
-            held = 0;
-            lease = null;
+            grant.lost = cause;
+            long lostGrants = grants.stream().filter(g -> g.lost != null).count();
+            for (var it = grants.iterator(); lostGrants > MAX_LOST_GRANTS && it.hasNext(); ) {
+                if (it.next().lost != null) {
+                    it.remove();
+                    lostGrants--;
+                }
+            }
         } finally {
             books.unlock();
         }
-        machinery.listeners.report(new LostHold(name, KIND, -1, -1, cause));
+        giveUp(grant.id);
+        machinery.listeners.report(new LostHold(name, KIND, grant.threadId, -1, cause));
     }
 
     /* --------------- release --------------- */
@@ -269,63 +312,102 @@ final class RedisSemaphore implements DistributedSemaphore {
             return;
         }
         machinery.checkOpen();
-        Watchdog.Lease ended;
+        StringBuilder keep = new StringBuilder();
+        LostHold.Cause lostCause = null;
+        int lostPermits = 0;
         books.lock();
         try {
-            if (held < permits) {
-                throw new IllegalStateException(what("") + ": cannot release " + permits
-                        + " permits: this client holds " + held);
+            List<Grant> order = releaseOrder(Machinery.currentThreadId());
+            int have = 0;
+            for (Grant grant : order) {
+                have += grant.permits;
             }
-            held -= permits;
-            ended = held == 0 ? lease : null;
-            if (ended != null) {
-                // Stop renewing before the release reaches Redis, so the watchdog never mistakes it for a loss.
-                machinery.watchdog.unregister(ended);
-                lease = null;
+            if (have < permits) {
+                throw new IllegalStateException(what("") + ": cannot release " + permits
+                        + " permits: this client holds " + have);
+            }
+            int left = permits;
+            for (Iterator<Grant> it = order.iterator(); left > 0 && it.hasNext(); ) {
+                Grant grant = it.next();
+                int taken = Math.min(left, grant.permits);
+                left -= taken;
+                grant.permits -= taken;
+                if (grant.permits == 0) {
+                    grants.remove(grant);
+                    // Stop renewing before the release reaches Redis, so the watchdog never mistakes it for a loss.
+                    if (grant.lost == null && !machinery.watchdog.unregister(grant.lease)) {
+                        grant.lost = grant.lease.endedBecause();
+                    }
+                }
+                if (grant.lost != null) {
+                    lostCause = grant.lost;
+                    lostPermits += taken;
+                } else {
+                    keep.append(keep.length() == 0 ? "" : " ").append(grant.id).append('=').append(grant.permits);
+                }
             }
         } finally {
             books.unlock();
         }
-        List<String> cleared = drainClaimed();
-        List<Object> reply;
-        try {
-            reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_RELEASE, keys.forQueue(),
-                    machinery.clientId, Integer.toString(permits), String.join(" ", cleared)),
-                    what("release " + permits + " permits of"));
-        } catch (RuntimeException e) {
-            // Nothing is known to have changed: the permits stay this client's, leased as before.
-            claimed.addAll(cleared);
-            record(permits, System.nanoTime());
-            throw e;
+        if (keep.length() > 0) {
+            sendRelease(keep.toString());
         }
-        if ((Long) reply.get(0) == 0L) {
-            long inRedis = (Long) reply.get(1);
-            // Redis is the authority: book what it has (the rest went with a lease that ran out).
-            books.lock();
-            try {
-                held = 0;
-                if (lease != null) {
-                    machinery.watchdog.unregister(lease);
-                    lease = null;
-                }
-            } finally {
-                books.unlock();
-            }
-            if (inRedis > 0) {
-                record((int) inRedis, System.nanoTime());
-            }
-            throw new IllegalStateException(what("") + ": cannot release " + permits + " permits: Redis has "
-                    + inRedis + " for this client; the others were lost when its lease ran out");
+        if (lostCause != null) {
+            throw new LostHoldException(name, lostCause, what("") + ": release of " + permits + " permits failed: "
+                    + lostPermits + " of them were lost: " + LostHoldListeners.describe(lostCause));
         }
     }
 
-    /** Takes up to 64 claimed grants whose records the next release drops. */
-    private List<String> drainClaimed() {
-        List<String> drained = new ArrayList<>();
-        for (String waiter; drained.size() < 64 && (waiter = claimed.poll()) != null; ) {
-            drained.add(waiter);
+    /**
+     * The grants a release by {@code threadId} takes from, in order: the thread's lost grants, its
+     * live ones, then other threads' lost grants and live ones, each in acquisition order.
+     */
+    private List<Grant> releaseOrder(long threadId) {
+        List<Grant> order = new ArrayList<>(grants.size());
+        for (int pass = 0; pass < 4; pass++) {
+            boolean own = pass < 2;
+            boolean lost = pass % 2 == 0;
+            for (Grant grant : grants) {
+                if ((grant.threadId == threadId) == own && (grant.lost != null) == lost) {
+                    order.add(grant);
+                }
+            }
         }
-        return drained;
+        return order;
+    }
+
+    /**
+     * Sends a release that sets what each named grant keeps. Booked here already: if its reply does
+     * not come it is retried (it is idempotent) until Redis answers or a lease has passed, and the
+     * caller is told; a grant Redis no longer had was lost, and is reported so.
+     */
+    private void sendRelease(String keep) {
+        Supplier<CompletionStage<List<Object>>> release = () -> machinery.scripts.run(Script.SEMAPHORE_RELEASE,
+                keys.forQueue(), keep);
+        List<Object> reply;
+        try {
+            reply = machinery.await(release.get(), what("release permits of")
+                    + " (dropped locally; the release is retried until Redis answers, and the permits expire with"
+                    + " their lease at the latest)");
+        } catch (SynchronizerUnavailableException e) {
+            machinery.watchdog.retryUntil("release permits of " + what(""), release::get,
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+            throw e;
+        }
+        String missing = (String) reply.get(1);
+        if (!missing.isEmpty()) {
+            for (String grant : missing.split(" ")) {
+                machinery.listeners.report(new LostHold(name, KIND, threadOf(grant), -1, LostHold.Cause.GONE));
+            }
+            throw new LostHoldException(name, LostHold.Cause.GONE, what("") + ": release failed: Redis no longer"
+                    + " had the permits of " + missing + ": " + LostHoldListeners.describe(LostHold.Cause.GONE));
+        }
+    }
+
+    /** The thread id inside a grant's name, {@code <client-id>:<thread-id>:<sequence>}. */
+    private static long threadOf(String grant) {
+        String[] parts = grant.split(":");
+        return Long.parseLong(parts[parts.length - 2]);
     }
 
     /* --------------- queries --------------- */
@@ -343,7 +425,17 @@ final class RedisSemaphore implements DistributedSemaphore {
     public String toString() {
         books.lock();
         try {
-            return "RedisSemaphore[" + name + ", held by this client: " + held + "]";
+            int held = 0;
+            int lost = 0;
+            for (Grant grant : grants) {
+                if (grant.lost == null) {
+                    held += grant.permits;
+                } else {
+                    lost += grant.permits;
+                }
+            }
+            return "RedisSemaphore[" + name + ", held by this client: " + held + (lost > 0 ? ", lost: " + lost : "")
+                    + "]";
         } finally {
             books.unlock();
         }
@@ -363,6 +455,22 @@ final class RedisSemaphore implements DistributedSemaphore {
     private static void checkNotNegative(String argument, int value) {
         if (value < 0) {
             throw new IllegalArgumentException(argument + " must be >= 0: " + value);
+        }
+    }
+
+    /** One acquisition's permits, counted in Redis under its own name. Guarded by {@link #books}. */
+    private static final class Grant {
+        final String id;
+        final long threadId;
+        int permits;
+        Watchdog.Lease lease;
+        /** Null while live; why it was lost, once the watchdog says so. */
+        LostHold.Cause lost;
+
+        Grant(String id, long threadId, int permits) {
+            this.id = id;
+            this.threadId = threadId;
+            this.permits = permits;
         }
     }
 }

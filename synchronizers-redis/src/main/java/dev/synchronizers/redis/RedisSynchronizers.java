@@ -47,10 +47,21 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Defaults: key prefix {@code "sync"}, watchdog lease 30 s (renewed every 10 s), command
  * timeout 5 s. When it creates the Lettuce client itself, it configures it so that commands fail at
  * once while disconnected and are never replayed after a reconnect (a replayed acquire could take
- * a lock nobody knows it holds); a client passed to {@link Builder#client(RedisClient, RedisURI)}
- * is used as configured by its owner, and every wait is still bounded by the command timeout.
+ * a lock nobody knows it holds), and its sockets use TCP keep-alive; a client passed to {@link
+ * Builder#client(RedisClient, RedisURI)} is used as configured by its owner, and every wait is
+ * still bounded by the command timeout. Either way, the Pub/Sub connection is checked with a PING
+ * every watchdog period: one that does not answer within the command timeout (a half-open socket,
+ * say after a NAT forgot it) is closed and made again, and the waiters are woken to try again.
  */
 public final class RedisSynchronizers implements Synchronizers {
+
+    /**
+     * TCP keep-alive on both connections: keeps an idle connection's NAT and firewall entries
+     * alive, and lets the kernel find a dead peer after about a minute of silence. The Pub/Sub
+     * connection's health check (a PING every watchdog tick) finds one sooner.
+     */
+    private static final SocketOptions.KeepAliveOptions KEEP_ALIVE = SocketOptions.KeepAliveOptions.builder()
+            .enable().idle(Duration.ofSeconds(30)).interval(Duration.ofSeconds(10)).count(3).build();
 
     private final Machinery machinery;
     private final RedisClient client;
@@ -75,7 +86,10 @@ public final class RedisSynchronizers implements Synchronizers {
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                     .replayFilter(command -> true)
                     .timeoutOptions(TimeoutOptions.enabled(builder.commandTimeout))
-                    .socketOptions(SocketOptions.builder().connectTimeout(builder.commandTimeout).build())
+                    .socketOptions(SocketOptions.builder()
+                            .connectTimeout(builder.commandTimeout)
+                            .keepAlive(KEEP_ALIVE)
+                            .build())
                     .build());
         }
         StatefulRedisConnection<String, String> commands = null;
@@ -109,6 +123,7 @@ public final class RedisSynchronizers implements Synchronizers {
                 new WakeupDispatcher(pubSub, builder.commandTimeout, clientId + ":"), new LostHoldListeners(registrations),
                 leaseMillis, builder.commandTimeout, closed);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
+        machinery.watchdog.everyTick(machinery.wakeups::checkHealth);
         this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.NONFAIR, machinery));
         this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.FAIR, machinery));
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
@@ -213,6 +228,11 @@ public final class RedisSynchronizers implements Synchronizers {
 
     int pendingRetries() {
         return machinery.watchdog.pendingRetries();
+    }
+
+    /** Synchronizer objects that holds keep reachable, for leak checks. */
+    int pinnedSynchronizers() {
+        return machinery.pinnedCount();
     }
 
     /** Runs one watchdog tick now, for tests. */

@@ -5,18 +5,18 @@ package dev.synchronizers.redis;
  * Cluster slot. No other class builds key names for a semaphore.
  *
  * @param total the total number of permits; persists (no TTL) until deleted
- * @param holds client to permits held, plus {@code :sum}
- * @param leases client to the end of the lease on its permits
+ * @param holds grant (one acquisition) to permits held, 0 for a given-up acquisition, plus {@code :sum}
+ * @param leases grant to the end of its lease
  * @param queue waiters not yet served, in arrival order
- * @param places waiters, queued or granted permits not yet claimed, with the end of their place's lease
- * @param asks waiters, queued or granted, with the permits they asked for
+ * @param places queued waiters with the end of their place's lease
+ * @param asks queued waiters with the permits they asked for
  * @param wakeups the channel {@code granted:<waiter>} (and, rarely, a waiter's bare name) is published to
  */
 record SemaphoreKeys(String total, String holds, String leases, String queue, String places, String asks,
         String wakeups) {
 
     static SemaphoreKeys of(String prefix, String name) {
-        String base = prefix + ":semaphore:{" + name + "}";
+        String base = HashTag.base(prefix, "semaphore", name);
         return new SemaphoreKeys(base, base + ":holds", base + ":leases", base + ":queue", base + ":places",
                 base + ":asks", base + ":wake");
     }

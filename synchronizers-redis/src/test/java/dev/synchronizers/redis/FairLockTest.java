@@ -133,6 +133,43 @@ class FairLockTest {
         }
     }
 
+    /**
+     * A waiter whose place vanished (purged by another client while this one looked cut off) is
+     * told so by the watchdog, takes a place again at the back with its next try, and from then on
+     * has that place renewed like the first: it does not expire while the waiter sleeps, and the
+     * release hands the lock to it.
+     */
+    @Test
+    void lock_placePurgedWhileWaiting_requeuedPlaceIsRenewedAgain() throws Exception {
+        String uri = redis.server().uri();
+        admin = opened.commands(uri);
+        DistributedLock holder = client(uri, 30_000).fairLock(name);
+        DistributedLock waiter = client(uri, 600).fairLock(name);
+        // A fixed lease far beyond the test: the waiter's own tries sleep that long, so only the
+        // watchdog can move its place.
+        holder.lock(10, TimeUnit.MINUTES);
+        Background<Boolean> waiting = Background.start("waiter", () -> {
+            waiter.lock();
+            waiter.unlock();
+            return true;
+        });
+        Await.until("the waiter queued", () -> admin.zcard(queueKey()) == 1);
+        String owner = admin.zrange(queueKey(), 0, 0).get(0);
+        double placed = placeOf(owner);
+        Await.until("the waiter's place renewed", () -> renewedSince(owner, placed));
+
+        // What another client's acquire does to a place it finds expired.
+        admin.zrem(queueKey(), owner);
+        admin.zrem(placesKey(), owner);
+        Await.until("the waiter queued again", () -> placeOf(owner) != null);
+        double requeued = placeOf(owner);
+        Await.until("the new place renewed", () -> renewedSince(owner, requeued));
+
+        holder.unlock();
+        assertTrue(waiting.get(), "the release handed the lock to the waiter");
+        assertEquals(0, admin.exists(queueKey(), placesKey()), "nobody left in line");
+    }
+
     /** A waiter whose timed tryLock times out leaves the queue at once. */
     @Test
     void tryLock_timedOut_leavesQueueAtOnce() throws Exception {
@@ -259,6 +296,21 @@ class FairLockTest {
 
     private String queueKey() {
         return prefix + ":fairlock:{" + name + "}:queue";
+    }
+
+    private String placesKey() {
+        return prefix + ":fairlock:{" + name + "}:places";
+    }
+
+    /** The end of {@code owner}'s place lease, or null if it has none. */
+    private Double placeOf(String owner) {
+        return admin.zscore(placesKey(), owner);
+    }
+
+    /** Whether {@code owner}'s place now ends later than {@code endMs}: a watchdog tick renewed it. */
+    private boolean renewedSince(String owner, double endMs) {
+        Double end = placeOf(owner);
+        return end != null && end > endMs;
     }
 
     private RedisSynchronizers client(String uri, long leaseMillis) {

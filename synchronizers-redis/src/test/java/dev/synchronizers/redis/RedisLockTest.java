@@ -17,6 +17,7 @@ import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.ChildJvm;
+import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
@@ -250,6 +251,35 @@ class RedisLockTest {
         Await.until("the waiter tries again after the reconnect",
                 () -> RedisState.commandCalls(admin.info("commandstats")).get("evalsha") > attempts);
         holder.unlock();
+        assertTrue(waiter.get());
+    }
+
+    /**
+     * A half-open Pub/Sub connection (nothing Redis sends arrives any more, as after a NAT idle
+     * timeout) is found by the health check's PING, closed and made again, and the waiter is
+     * woken: it takes the lock once the holder unlocks, although the wake-up was lost and the
+     * holder's lease (60 s) is far longer than this test's bound.
+     */
+    @Test
+    void waiter_pubSubHalfOpen_healthCheckReconnectsAndWakesIt() throws Exception {
+        FaultProxy proxy = opened.add(FaultProxy.start(redis.server().port()));
+        DistributedLock holder = client(redis.server().uri(), Duration.ofSeconds(60), new LinkedBlockingQueue<>()).lock(name);
+        DistributedLock waiting = client(proxy.uri(), Duration.ofSeconds(3), new LinkedBlockingQueue<>()).lock(name);
+        RedisCommands<String, String> admin = opened.commands(redis.server().uri());
+        String channel = LockKeys.of(prefix, name).wakeups();
+        holder.lock();
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            waiting.lock();
+            waiting.unlock();
+            return true;
+        });
+        Await.until("the waiter sleeps, subscribed", () -> RedisState.sleepsOnWakeup(waiter.thread())
+                && admin.pubsubNumsub(channel).get(channel) == 1);
+        proxy.holdReplies();   // the waiter's connections go silent; what it sends still runs
+        holder.unlock();       // its wake-up is stuck in the proxy
+        Await.until("the silent Pub/Sub connection is given up",
+                () -> admin.pubsubNumsub(channel).get(channel) == 0);
+        proxy.pass();          // what the new connection was sent, and the woken waiter's try, are answered
         assertTrue(waiter.get());
     }
 

@@ -20,6 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.utility.DockerImageName;
 
 /**
@@ -52,8 +53,15 @@ final class DockerRedis {
         return known;
     }
 
-    /** Starts a container running {@code redis-server} with {@code extraArgs}, published on loopback only. */
+    /**
+     * Starts a container running {@code redis-server} with {@code extraArgs}, published on loopback
+     * only. A cluster node ({@code --cluster-enabled} among the arguments) runs in the host's
+     * network instead, see {@link #startOnHostNetwork}.
+     */
     static RedisServer start(List<String> extraArgs) {
+        if (extraArgs.contains("--cluster-enabled")) {
+            return startOnHostNetwork(extraArgs);
+        }
         List<String> command = new ArrayList<>(List.of("redis-server", "--save", "", "--appendonly", "no",
                 "--protected-mode", "no"));   // the container's own network namespace; published on loopback
         command.addAll(extraArgs);
@@ -75,6 +83,27 @@ final class DockerRedis {
                     + ", not on loopback; the testkit talks to 127.0.0.1 only");
         }
         return RedisServer.container("DOCKER", container.getMappedPort(REDIS_PORT), container::stop);
+    }
+
+    /**
+     * Starts a cluster node in the host's network namespace, bound to {@code 127.0.0.1} on a port
+     * whose bus port ({@code + 10000}) was free too. Cluster nodes announce their own address to
+     * each other and to clients, so behind a port mapping the other nodes and the clients would
+     * be sent to the container's address; in the host's network that address is loopback itself.
+     * Works where the engine shares the host's network (Docker Engine on Linux); elsewhere the
+     * node does not come up and this throws.
+     */
+    private static RedisServer startOnHostNetwork(List<String> extraArgs) {
+        int port = RedisServer.freePort(true);
+        List<String> command = new ArrayList<>(List.of("redis-server", "--port", Integer.toString(port),
+                "--bind", RedisServer.LOOPBACK, "--protected-mode", "yes", "--save", "", "--appendonly", "no"));
+        command.addAll(extraArgs);
+        GenericContainer<?> container = new GenericContainer<>(DockerImageName.parse(IMAGE))
+                .withNetworkMode("host")
+                .withCommand(command.toArray(new String[0]))
+                .waitingFor(Wait.forLogMessage(".*Ready to accept connections.*\\n", 1));
+        container.start();
+        return RedisServer.container("DOCKER", port, container::stop);
     }
 
     /** Whether any Docker endpoint that Testcontainers would try is configured or exists. */

@@ -533,6 +533,16 @@ public final class RedisServer implements AutoCloseable {
         return Resp.call(LOOPBACK, port, COMMAND_TIMEOUT, auth, args);
     }
 
+    /** Sends one command whose reply is an array of strings, as {@link #call} does. */
+    List<String> callList(String... args) throws IOException {
+        return Resp.callList(LOOPBACK, port, COMMAND_TIMEOUT, auth, args);
+    }
+
+    /** Returns whether {@link #pause()} stopped the process and nothing has continued it since. */
+    boolean isPaused() {
+        return paused;
+    }
+
     private String checkAnswers() {
         try {
             String pong = call("PING");
@@ -587,7 +597,7 @@ public final class RedisServer implements AutoCloseable {
      * Returns a loopback port that was free a moment ago (and, for a cluster node, whose bus port
      * {@code port + 10000} was free too). The caller must cope with losing the race for it.
      */
-    private static int freePort(boolean clusterBus) {
+    static int freePort(boolean clusterBus) {
         for (int attempt = 0; attempt < 100; attempt++) {
             int port = bindAndRelease(0);
             if (!clusterBus || (port + 10000 <= 65535 && bindAndRelease(port + 10000) > 0)) {

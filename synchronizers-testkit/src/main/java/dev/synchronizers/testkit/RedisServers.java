@@ -88,7 +88,8 @@ public final class RedisServers {
         Objects.requireNonNull(options, "options");
         boolean external = !options.managed && options.args.isEmpty() && options.configFile == null;
         boolean docker = !options.managed && options.configFile == null;
-        String forced = System.getProperty(SOURCE_PROPERTY, "").trim().toUpperCase(Locale.ROOT);
+        String forced = options.source != null ? options.source
+                : System.getProperty(SOURCE_PROPERTY, "").trim().toUpperCase(Locale.ROOT);
         if (!forced.isEmpty()) {
             if (!SOURCES.contains(forced)) {
                 throw new IllegalArgumentException(SOURCE_PROPERTY + "=" + forced + "; expected one of " + SOURCES);
@@ -201,16 +202,19 @@ public final class RedisServers {
         private final List<String> args;
         private final String configFile;
         private final boolean managed;
+        /** A source this server must come from, or null for the usual order. */
+        private final String source;
 
-        private Options(List<String> args, String configFile, boolean managed) {
+        private Options(List<String> args, String configFile, boolean managed, String source) {
             this.args = args;
             this.configFile = configFile;
             this.managed = managed;
+            this.source = source;
         }
 
         /** Returns the options of {@link RedisServers#start()}: no extra arguments, any source. */
         public static Options defaults() {
-            return new Options(List.of(), null, false);
+            return new Options(List.of(), null, false, null);
         }
 
         /**
@@ -223,7 +227,7 @@ public final class RedisServers {
         public Options args(String... extraArgs) {
             List<String> all = new ArrayList<>(args);
             all.addAll(Arrays.asList(extraArgs));
-            return new Options(List.copyOf(all), configFile, managed);
+            return new Options(List.copyOf(all), configFile, managed, source);
         }
 
         /**
@@ -233,7 +237,7 @@ public final class RedisServers {
          * testkit starts ({@code PATH} or {@code BUNDLED}).
          */
         public Options configFile(String contents) {
-            return new Options(args, Objects.requireNonNull(contents, "contents"), managed);
+            return new Options(args, Objects.requireNonNull(contents, "contents"), managed, source);
         }
 
         /**
@@ -241,14 +245,23 @@ public final class RedisServers {
          * starts and may kill, pause and restart ({@code PATH} or {@code BUNDLED}).
          */
         public Options managed() {
-            return new Options(args, configFile, true);
+            return new Options(args, configFile, true, source);
+        }
+
+        /**
+         * Returns these options requiring the bundled binary (Redis 6.2), whatever else this
+         * machine has and whatever {@value RedisServers#SOURCE_PROPERTY} says: for tests of what
+         * only that version does.
+         */
+        public Options bundled() {
+            return new Options(args, configFile, managed, "BUNDLED");
         }
 
         /** Returns the extra arguments, the config file's size and the managed flag. */
         @Override
         public String toString() {
             return "Options[args=" + args + ", configFile=" + (configFile == null ? "none" : configFile.length()
-                    + " chars") + ", managed=" + managed + "]";
+                    + " chars") + ", managed=" + managed + (source == null ? "" : ", source=" + source) + "]";
         }
     }
 }

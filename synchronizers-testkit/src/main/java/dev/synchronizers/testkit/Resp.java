@@ -10,10 +10,13 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A minimal RESP2 client over a plain socket: one connection per call, one command, one reply.
- * Enough for readiness checks and {@code INFO}; not a Redis client.
+ * Enough for readiness checks, {@code INFO} and the cluster fixture's {@code CLUSTER} commands;
+ * not a Redis client.
  */
 final class Resp {
 
@@ -30,6 +33,41 @@ final class Resp {
      * @throws RedisReplyException if the server answers with an error
      */
     static String call(String host, int port, Duration timeout, String[] auth, String... command)
+            throws IOException {
+        Object reply = exchange(host, port, timeout, auth, command);
+        if (reply instanceof List) {
+            throw new IOException(command[0] + " answered with an array, not a single value");
+        }
+        return (String) reply;
+    }
+
+    /**
+     * Sends {@code command} as {@link #call} does and returns its reply, which must be an array
+     * of bulk strings (as {@code CLUSTER GETKEYSINSLOT} answers); a null array is empty.
+     *
+     * @throws IOException if the connection fails or times out, or the reply is not such an array
+     * @throws RedisReplyException if the server answers with an error
+     */
+    static List<String> callList(String host, int port, Duration timeout, String[] auth, String... command)
+            throws IOException {
+        Object reply = exchange(host, port, timeout, auth, command);
+        if (reply == null) {
+            return List.of();
+        }
+        if (!(reply instanceof List<?> elements)) {
+            throw new IOException(command[0] + " answered with a single value, not an array: " + reply);
+        }
+        List<String> strings = new ArrayList<>(elements.size());
+        for (Object element : elements) {
+            if (element instanceof List) {
+                throw new IOException(command[0] + " answered with nested arrays");
+            }
+            strings.add((String) element);
+        }
+        return strings;
+    }
+
+    private static Object exchange(String host, int port, Duration timeout, String[] auth, String... command)
             throws IOException {
         int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
         try (Socket socket = new Socket()) {
@@ -65,12 +103,12 @@ final class Resp {
     }
 
     /**
-     * Reads one reply: a simple string, a bulk string (null for a null bulk) or an integer as
-     * text.
+     * Reads one reply: a String for a simple string, a bulk string (null for a null bulk) or an
+     * integer as text, or a List of replies for an array.
      *
      * @throws RedisReplyException if it is an error
      */
-    static String read(InputStream in) throws IOException {
+    static Object read(InputStream in) throws IOException {
         int type = in.read();
         if (type < 0) {
             throw new EOFException("connection closed before a reply");
@@ -92,6 +130,17 @@ final class Resp {
                     throw new EOFException("connection closed inside a bulk reply");
                 }
                 return new String(bytes, 0, length, StandardCharsets.UTF_8);
+            }
+            case '*': {
+                int count = Integer.parseInt(line);
+                if (count < 0) {
+                    return null;
+                }
+                List<Object> elements = new ArrayList<>(count);
+                for (int i = 0; i < count; i++) {
+                    elements.add(read(in));
+                }
+                return elements;
             }
             default:
                 throw new IOException("unsupported reply type '" + (char) type + "': " + line);

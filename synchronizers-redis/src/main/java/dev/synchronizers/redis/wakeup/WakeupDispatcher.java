@@ -1,8 +1,11 @@
 package dev.synchronizers.redis.wakeup;
 
 import dev.synchronizers.redis.support.Replies;
+import io.lettuce.core.Delegating;
 import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.protocol.DefaultEndpoint;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
@@ -10,7 +13,11 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -43,8 +50,15 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>After the connection is re-established (a Redis restart, a network blip, a failover) every
  * waiter of every channel is woken, because messages published while it was down are lost; the
- * client re-subscribes the channels itself. Waiters must in any case bound every sleep (by the
- * lease they were told), so a lost message costs time, never liveness.
+ * client re-subscribes the channels itself, and each channel is live again, and its waiters woken
+ * once more, when Redis confirms its re-subscription (a try between the reconnect and that
+ * confirmation could miss a release). A connection can also die without either end noticing (a
+ * NAT or firewall that forgot it: a half-open socket), silently losing every message: {@link
+ * #checkHealth()}, run periodically, sends PING and, if no reply comes within the timeout, closes
+ * the connection so that the client makes it again, which wakes every waiter as above. Waiters
+ * must in any case bound every sleep (by the lease they were told), so a lost message costs time,
+ * never liveness; the health check bounds that time by its period plus the timeout, plus the
+ * time Redis takes to accept the new connection.
  *
  * <p>Thread-safe. Messages are handled on the client's I/O thread, which only unparks threads.
  */
@@ -69,6 +83,8 @@ public final class WakeupDispatcher implements AutoCloseable {
      * again on reconnect, so they are unsubscribed then, unless a waiter needs them again.
      */
     private final Set<String> unsubscribeOnReconnect = ConcurrentHashMap.newKeySet();
+    /** Whether a health check's PING awaits its reply: one at a time, however slow Redis is. */
+    private final AtomicBoolean pinging = new AtomicBoolean();
     private volatile boolean closed;
 
     /**
@@ -88,12 +104,20 @@ public final class WakeupDispatcher implements AutoCloseable {
             public void message(String channel, String message) {
                 wake(channel, message);
             }
+
+            @Override
+            public void subscribed(String channel, long count) {
+                resubscribed(channel);
+            }
         });
         connection.addListener(new RedisConnectionStateListener() {
             @Override
+            public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
+                notLive();
+            }
+
+            @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
-                // Messages of the outage are lost: no channel counts as live from before it.
-                channels.values().forEach(state -> state.liveSinceNanos = Long.MAX_VALUE);
                 wakeAll();
                 for (String channel : unsubscribeOnReconnect) {
                     unsubscribeUnlessNeeded(channel);
@@ -139,6 +163,7 @@ public final class WakeupDispatcher implements AutoCloseable {
                     && (state.confirmed.isCompletedExceptionally() || state.liveSinceNanos == Long.MAX_VALUE)) {
                 Channel subscribed = state;
                 state.liveSinceNanos = Long.MAX_VALUE;
+                state.resubscribing = false;
                 state.confirmed = connection.async().subscribe(channel).toCompletableFuture();
                 state.confirmed.thenRun(() -> subscribed.liveSinceNanos = System.nanoTime());
             }
@@ -202,7 +227,77 @@ public final class WakeupDispatcher implements AutoCloseable {
         }
     }
 
-    /** Wakes every waiter of every channel; used after a reconnect and on close. */
+    /**
+     * Checks that the connection still carries messages: sends PING (allowed while subscribed)
+     * unless one is still awaiting its reply, and if the reply does not come within the timeout,
+     * treats the connection as dead although the client thinks it open. It then closes it, so that
+     * the client connects again and re-subscribes; every waiter is woken once the connection is
+     * back, since any message since the last reply may be lost. Called periodically (every
+     * watchdog tick); also keeps traffic on a connection that middleboxes would otherwise drop as
+     * idle. Does nothing while the client knows the connection is down: it is reconnecting
+     * already.
+     */
+    public void checkHealth() {
+        if (closed || !connection.isOpen() || !pinging.compareAndSet(false, true)) {
+            return;
+        }
+        connection.async().ping().toCompletableFuture()
+                .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((pong, failure) -> {
+                    pinging.set(false);
+                    if (failure != null && unanswered(failure) && !closed) {
+                        reconnect();
+                    }
+                });
+    }
+
+    private static boolean unanswered(Throwable failure) {
+        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        return cause instanceof TimeoutException || cause instanceof RedisCommandTimeoutException;
+    }
+
+    /**
+     * Closes a connection that no longer answers. The client's reconnect then wakes every waiter,
+     * and each channel's confirmed re-subscription wakes its waiters again: a try is only worth
+     * making once a release after it is sure to be heard, and waking waiters while Redis itself
+     * does not answer would only make them fail.
+     */
+    private void reconnect() {
+        notLive();
+        Object writer = connection instanceof RedisChannelHandler<?, ?> handler ? handler.getChannelWriter() : null;
+        while (writer instanceof Delegating<?> delegating) {
+            writer = delegating.getDelegate();
+        }
+        if (writer instanceof DefaultEndpoint endpoint) {
+            endpoint.disconnect();
+        } else {
+            wakeAll();   // cannot force a reconnect: at least every waiter tries once more
+        }
+    }
+
+    /** Messages from now on until a channel's re-subscription is confirmed are lost: none is live. */
+    private void notLive() {
+        for (Channel state : channels.values()) {
+            state.liveSinceNanos = Long.MAX_VALUE;
+            state.resubscribing = true;
+        }
+    }
+
+    /**
+     * Redis confirmed a subscription. If it is the client's own re-subscription after a reconnect,
+     * the channel is live from now on, and its waiters are woken: a try they made before now may
+     * have missed a release.
+     */
+    private void resubscribed(String channel) {
+        Channel state = channels.get(channel);
+        if (state != null && state.resubscribing) {
+            state.resubscribing = false;
+            state.liveSinceNanos = System.nanoTime();
+            state.waiters.forEach(Subscription::wake);
+        }
+    }
+
+    /** Wakes every waiter of every channel; used after a reconnect, when the connection stops answering, and on close. */
     public void wakeAll() {
         for (Channel state : channels.values()) {
             state.waiters.forEach(Subscription::wake);
@@ -396,8 +491,10 @@ public final class WakeupDispatcher implements AutoCloseable {
         CompletableFuture<Void> confirmed;
         /** Found without waiters by the last sweep; guarded by the membership lock. */
         boolean idle;
-        /** When the subscription was confirmed; Long.MAX_VALUE while it is not, or after a reconnect. */
+        /** When the subscription was confirmed; Long.MAX_VALUE while it is not, or after a disconnect. */
         volatile long liveSinceNanos = Long.MAX_VALUE;
+        /** Disconnected since the last confirmation: the client's re-subscription will make it live. */
+        volatile boolean resubscribing;
         /** When the last wake-up for everyone arrived. */
         volatile long everyoneNanos = Long.MIN_VALUE;
         /** This client's owners named by a wake-up, with its arrival: recorded before delivery. */

@@ -13,7 +13,9 @@ import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -33,7 +35,8 @@ import org.slf4j.LoggerFactory;
  * be reached and the lease may run out before the next tick could renew it
  * ({@link LostHold.Cause#UNRENEWABLE}), when its owning thread ended without releasing it
  * ({@link LostHold.Cause#ABANDONED}: it is no longer renewed and expires), or when a fixed lease ran
- * out ({@link LostHold.Cause#LEASE_EXPIRED}).
+ * out ({@link LostHold.Cause#LEASE_EXPIRED}, noticed when it runs out rather than at the next tick,
+ * so that whoever waits for the hold to end hears of it then).
  *
  * <p>Each lease ends exactly once: {@link #unregister} (its owner released it) and the watchdog's
  * verdict race on one atomic state, so a lease that is being released is never reported lost and a
@@ -118,6 +121,19 @@ public final class Watchdog implements AutoCloseable {
 
     private Lease add(Lease lease) {
         leases.add(lease);
+        if (lease.fixed()) {
+            long left = TimeUnit.MILLISECONDS.toNanos(lease.fixedLeaseMillis) - (System.nanoTime() - lease.startNanos);
+            try {
+                lease.expiry = scheduler.schedule(() -> {
+                    if (lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED) {
+                        lose(lease, LostHold.Cause.LEASE_EXPIRED);
+                    }
+                }, Math.max(0, left), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) {
+                // Closed: nothing is tracked any more, and the lease simply runs out in Redis.
+                log.debug("watchdog closed; not tracking the end of a fixed lease");
+            }
+        }
         return lease;
     }
 
@@ -130,6 +146,7 @@ public final class Watchdog implements AutoCloseable {
     public boolean unregister(Lease lease) {
         boolean active = lease.state.compareAndSet(null, Lease.RELEASED);
         leases.remove(lease);
+        lease.cancelExpiry();
         return active;
     }
 
@@ -289,6 +306,7 @@ public final class Watchdog implements AutoCloseable {
     private void lose(Lease lease, LostHold.Cause cause) {
         if (lease.state.compareAndSet(null, cause)) {
             leases.remove(lease);
+            lease.cancelExpiry();
             lease.onLost.accept(cause);
         }
     }
@@ -327,6 +345,8 @@ public final class Watchdog implements AutoCloseable {
         /** null while active; then RELEASED, or the cause it was lost for. */
         final AtomicReference<Object> state = new AtomicReference<>();
         volatile long renewedNanos;
+        /** For a fixed lease, the task that reports its end when it runs out; null until scheduled. */
+        volatile ScheduledFuture<?> expiry;
 
         Lease(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis, long sentNanos,
                 Thread thread, Consumer<LostHold.Cause> onLost) {
@@ -342,6 +362,14 @@ public final class Watchdog implements AutoCloseable {
             this.renewedNanos = sentNanos;
             this.thread = thread;
             this.onLost = onLost;
+        }
+
+        /** Cancels the task waiting for a fixed lease to run out: the lease ended otherwise. */
+        void cancelExpiry() {
+            ScheduledFuture<?> task = expiry;
+            if (task != null) {
+                task.cancel(false);
+            }
         }
 
         /**

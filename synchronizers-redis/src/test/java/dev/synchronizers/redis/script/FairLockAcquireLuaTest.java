@@ -273,6 +273,40 @@ class FairLockAcquireLuaTest extends QueueingAcquireLuaContract {
         assertEquals(List.of("owner-b", "owner-c", "owner-a"), fair.queueOrder(), "a purged owner lost its place");
     }
 
+    /* --------------- a queue member without a place --------------- */
+
+    /**
+     * A member in the queue without a place (a half-written queue) has no lease to wait for and
+     * cannot be served: it is dropped and does not keep the next in line from the free lock.
+     */
+    @Test
+    void fair_headWithoutPlaceFreeLock_isDroppedAndTheNextInLineAcquires() throws Exception {
+        lua.redis.zadd(fair.queue, 1, "owner-x");
+        fair.queued("owner-b", 2, lua.farEnd());
+
+        List<Object> reply = acquire("owner-b", HOLDER_LEASE_MS, PLACE_MS);
+
+        assertEquals(1L, reply.get(0), () -> "reply " + reply);
+        assertEquals(Map.of("owner-b", reply.get(1).toString()), lua.redis.hgetall(lock));
+        assertEquals(0L, lua.redis.exists(fair.queue, fair.places), "owner-x was dropped, owner-b left the queue");
+    }
+
+    /** A newcomer behind a placeless head and a live waiter waits for the live waiter's place. */
+    @Test
+    void fair_headWithoutPlaceThenLiveWaiter_isDroppedAndANewcomerWaitsForTheLiveOne() throws Exception {
+        long end = lua.farEnd();
+        lua.redis.zadd(fair.queue, 1, "owner-x");
+        fair.queued("owner-b", 2, end);
+
+        long before = lua.serverMillis();
+        List<Object> reply = queuedAttempt("owner-c", PLACE_MS);
+        long after = lua.serverMillis();
+
+        RwFixture.assertWaitUntil((Long) reply.get(1), end, before, after);
+        assertEquals(List.of("owner-b", "owner-c"), fair.queueOrder());
+        assertEquals(0L, lua.redis.exists(lock), "nothing is acquired");
+    }
+
     /* --------------- an owner handed the lock by a release --------------- */
 
     @Test

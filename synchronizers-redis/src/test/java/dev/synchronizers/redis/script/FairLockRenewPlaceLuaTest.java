@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.lettuce.core.ScoredValue;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -86,6 +87,69 @@ class FairLockRenewPlaceLuaTest extends LuaTestBase {
         assertEquals(List.of(0L), renewPlace(LONG_LEASE_MS, new String[] {lock}, "owner-a"));
 
         assertEquals(0L, lua.redis.exists(fair(lock).queue, fair(lock).places));
+    }
+
+    /* --------------- items that cannot be renewed --------------- */
+
+    /**
+     * One item whose queue or places key holds another Redis type is that item's loss alone: the
+     * other items of the batch are renewed, and the foreign keys are left as they were.
+     */
+    @Test
+    void renewPlace_itemWithKeysOfAnotherType_reportsThatItemLostAndRenewsTheOthers() throws Exception {
+        String stringQueue = base + ":1";
+        String fine = base + ":2";
+        String hashPlaces = base + ":3";
+        lua.redis.set(fair(stringQueue).queue, "not a queue");
+        queued(fine, "owner-b");
+        lua.redis.zadd(fair(hashPlaces).queue, 1, "owner-c");
+        lua.redis.hset(fair(hashPlaces).places, "owner-c", "not a place");
+
+        long before = lua.serverMillis();
+        List<Object> reply = renewPlace(LONG_LEASE_MS, new String[] {stringQueue, fine, hashPlaces},
+                "owner-a", "owner-b", "owner-c");
+        long after = lua.serverMillis();
+
+        assertEquals(List.of(0L, 1L, 0L), reply);
+        lua.assertEndWithin(fair(fine).places, "owner-b", before + LONG_LEASE_MS, after + LONG_LEASE_MS);
+        assertEquals("not a queue", lua.redis.get(fair(stringQueue).queue));
+        assertEquals(0L, lua.redis.exists(fair(stringQueue).places), "no place made beside a foreign queue");
+        assertEquals(Map.of("owner-c", "not a place"), lua.redis.hgetall(fair(hashPlaces).places));
+        assertEquals(-1L, lua.redis.pttl(fair(hashPlaces).queue), "the item's keys are not touched");
+    }
+
+    /**
+     * A place whose lease ran out but that no script has purged yet is not brought back: its
+     * waiter stopped renewing it and may be dead, and renewing it would give it back its old
+     * position at the front.
+     */
+    @Test
+    void renewPlace_placeExpiredButNotPurged_reportsItLostAndLeavesItExpired() throws Exception {
+        String lock = base + ":1";
+        long ended = lua.serverMillis() - 1_000;
+        fair(lock).queued(ended, "owner-a", "owner-b");
+        lua.redis.pexpire(fair(lock).queue, PLACE_MS);
+        lua.redis.pexpire(fair(lock).places, PLACE_MS);
+
+        assertEquals(List.of(0L), renewPlace(LONG_LEASE_MS, new String[] {lock}, "owner-a"));
+
+        assertEquals(List.of(ScoredValue.just(ended, "owner-a"), ScoredValue.just(ended, "owner-b")),
+                fair(lock).placeEnds(), "the place keeps its end");
+        lua.assertTtlAtMost(fair(lock).places, PLACE_MS);
+        lua.assertTtlAtMost(fair(lock).queue, PLACE_MS);
+    }
+
+    /** A queue member without a place (a half-written queue) has no lease to renew: it gets none. */
+    @Test
+    void renewPlace_queuedWithoutPlace_reportsItLostAndMakesNoPlace() throws Exception {
+        String lock = base + ":1";
+        queued(lock, "owner-a");
+        lua.redis.zadd(fair(lock).queue, 2, "owner-b");
+
+        assertEquals(List.of(0L), renewPlace(LONG_LEASE_MS, new String[] {lock}, "owner-b"));
+
+        assertNull(lua.redis.zscore(fair(lock).places, "owner-b"));
+        lua.assertTtlAtMost(fair(lock).places, PLACE_MS);
     }
 
     @Test

@@ -126,6 +126,35 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
         assertNull(lua.redis.zscore(rw.places, "writer-dead"));
     }
 
+    /**
+     * A writer in the queue without a place (a half-written queue) has no lease to wait for and
+     * cannot be served: it is dropped and keeps no reader out.
+     */
+    @Test
+    void readAcquire_writerWithoutPlace_isDroppedAndNoLongerBlocks() throws Exception {
+        lua.redis.zadd(rw.queue, 1, "writer-x");
+
+        acquired("owner-a", READ_LEASE_MS);
+
+        assertEquals(0L, lua.redis.exists(rw.queue, rw.places, rw.rwait), "writer-x was dropped");
+    }
+
+    /** A reader behind a placeless first writer and a live one waits for the live one's place. */
+    @Test
+    void readAcquire_firstWriterWithoutPlaceThenLiveOne_waitsForTheLiveOnesPlace() throws Exception {
+        long end = lua.farEnd();
+        lua.redis.zadd(rw.queue, 1, "writer-x");
+        rw.queued("writer-2", 2, end);
+
+        long before = lua.serverMillis();
+        List<Object> reply = read("owner-a", READ_LEASE_MS);
+        long after = lua.serverMillis();
+
+        assertEquals(0L, reply.get(0), () -> "reply " + reply);
+        RwFixture.assertWaitUntil((Long) reply.get(1), end, before, after);
+        assertEquals(List.of("writer-2"), rw.queueOrder());
+    }
+
     @Test
     void readAcquire_writeHoldAndQueuedWriter_waitsForTheWriteHold() throws Exception {
         rw.writeHold("writer-0", 1001, WRITE_LEASE_MS);

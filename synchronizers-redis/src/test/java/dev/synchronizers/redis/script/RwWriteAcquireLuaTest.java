@@ -201,6 +201,37 @@ class RwWriteAcquireLuaTest extends QueueingAcquireLuaContract {
         assertEquals(List.of("writer-2", "owner-a"), rw.queueOrder(), "a purged writer lost its place");
     }
 
+    /**
+     * A writer in the queue without a place (a half-written queue) has no lease to wait for and
+     * cannot be served: it is dropped and does not keep the next writer from the free lock.
+     */
+    @Test
+    void writeAcquire_firstWriterWithoutPlace_isDroppedAndTheNextAcquires() throws Exception {
+        lua.redis.zadd(rw.queue, 1, "writer-x");
+        rw.queued("owner-a", 2, lua.farEnd());
+
+        acquired("owner-a", HOLDER_LEASE_MS);
+
+        assertEquals(0L, lua.redis.exists(rw.queue, rw.places), "writer-x was dropped, owner-a left the queue");
+    }
+
+    /** A newcomer behind a placeless first writer and a live one waits for the live one's place. */
+    @Test
+    void writeAcquire_firstWriterWithoutPlaceThenLiveOne_isDroppedAndANewcomerWaitsForTheLiveOne()
+            throws Exception {
+        long end = lua.farEnd();
+        lua.redis.zadd(rw.queue, 1, "writer-x");
+        rw.queued("writer-2", 2, end);
+
+        long before = lua.serverMillis();
+        long wait = queued("owner-a", PLACE_MS);
+        long after = lua.serverMillis();
+
+        RwFixture.assertWaitUntil(wait, end, before, after);
+        assertEquals(List.of("writer-2", "owner-a"), rw.queueOrder());
+        assertEquals(0L, lua.redis.exists(rw.write, rw.token));
+    }
+
     /* --------------- tokens shared with the read scripts --------------- */
 
     @Test

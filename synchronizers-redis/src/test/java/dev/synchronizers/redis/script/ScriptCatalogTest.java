@@ -166,6 +166,33 @@ class ScriptCatalogTest {
         }
     }
 
+    /**
+     * A script that reads the server's clock must switch to effects replication before it writes,
+     * or Redis 6.2 with {@code lua-replicate-commands no} refuses its first write after TIME.
+     */
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void body_callingTime_switchesToEffectsReplicationFirst(Script script) {
+        List<String> lines = lines(script);
+        int time = -1;
+        int replicate = -1;
+        for (int i = headerLength(lines); i < lines.size(); i++) {
+            String line = lines.get(i).trim();
+            if (time < 0 && line.contains("redis.call('TIME')")) {
+                time = i;
+            }
+            if (replicate < 0 && line.equals("redis.replicate_commands()")) {
+                replicate = i;
+            }
+        }
+        if (time >= 0) {
+            int timeLine = time + 1;
+            int replicateLine = replicate;
+            assertTrue(replicateLine >= 0 && replicateLine < time,
+                    () -> script.file + ":" + timeLine + " calls TIME without redis.replicate_commands() before it");
+        }
+    }
+
     /* --------------- helpers --------------- */
 
     private static List<String> lines(Script script) {

@@ -95,6 +95,8 @@ class ScriptRegistryTest extends LuaTestBase {
             assertArity(() -> registry.run(Script.LOCK_HANDOVER, four, "owner-a", "1001", "owner-b", "1000"));
             assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b"));
             assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b", "1000", "extra"));
+            assertArity(() -> registry.run(Script.LOCK_GIVE_BACK, two, "owner-a", "1001"));
+            assertArity(() -> registry.run(Script.LOCK_GIVE_BACK, four, "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, four, "unexpected"));
             assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, two));
             assertArity(() -> registry.run(Script.LOCK_RENEW, new String[0], "1000"));
@@ -128,17 +130,17 @@ class ScriptRegistryTest extends LuaTestBase {
             assertArity(() -> registry.run(Script.SEMAPHORE_ADD, eight, "1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_ADD, seven));
             // Seven keys (the line's, with the wake-up channel) and five arguments.
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, eight, "c1", "c1:1:1", "1", "1000", "1000"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, six, "c1", "c1:1:1", "1", "1000", "1000"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, seven, "c1", "c1:1:1", "1", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, eight, "c1:1:1", "1", "1000", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, six, "c1:1:1", "1", "1000", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, seven, "c1:1:1", "1", "1000"));
             assertArity(() -> registry.run(Script.SEMAPHORE_TRY, three, "c1", "1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_TRY, four, "c1", "1", "1000"));
             // Seven keys (the total first) and three arguments (the claimed grants, possibly "").
-            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, six, "c1", "1", ""));
-            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, eight, "c1", "1", ""));
-            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, seven, "c1", "1"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, seven));
-            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, four, "c1:1:1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, six, "c1:1:1=0"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, eight, "c1:1:1=0"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_RELEASE, seven, "c1:1:1=0", "c1:1:2=0"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, seven, "c1:1:1"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_LEAVE, four, "c1:1:1", "1000"));
             // Batched, three keys per item: a key count not a multiple of three.
             assertArity(() -> registry.run(Script.SEMAPHORE_RENEW_PLACE, four, "1000", "c1:1:1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_RENEW_PLACE, three, "1000", "c1:1:1", "c1:1:2"));

@@ -115,6 +115,68 @@ class SemaphoreRenewPlaceLuaTest extends LuaTestBase {
         assertEquals(0L, lua.redis.exists(sem(name).queue, sem(name).places, sem(name).asks));
     }
 
+    /* --------------- items that cannot be renewed --------------- */
+
+    /**
+     * One item whose queue or places key holds another Redis type is that item's loss alone: the
+     * other items of the batch are renewed, and the foreign keys are left as they were.
+     */
+    @Test
+    void renewPlace_itemWithKeysOfAnotherType_reportsThatItemLostAndRenewsTheOthers() throws Exception {
+        String stringQueue = base + ":1";
+        String fine = base + ":2";
+        String stringPlaces = base + ":3";
+        lua.redis.set(sem(stringQueue).queue, "not a queue");
+        queued(fine, "c2:1:1");
+        lua.redis.zadd(sem(stringPlaces).queue, 1, "c3:1:1");
+        lua.redis.set(sem(stringPlaces).places, "not places");
+
+        long before = lua.serverMillis();
+        List<Object> reply = renewPlace(LONG_LEASE_MS, new String[] {stringQueue, fine, stringPlaces},
+                "c1:1:1", "c2:1:1", "c3:1:1");
+        long after = lua.serverMillis();
+
+        assertEquals(List.of(0L, 1L, 0L), reply);
+        lua.assertEndWithin(sem(fine).places, "c2:1:1", before + LONG_LEASE_MS, after + LONG_LEASE_MS);
+        assertEquals("not a queue", lua.redis.get(sem(stringQueue).queue));
+        assertEquals(0L, lua.redis.exists(sem(stringQueue).places), "no place made beside a foreign queue");
+        assertEquals("not places", lua.redis.get(sem(stringPlaces).places));
+        assertEquals(-1L, lua.redis.pttl(sem(stringPlaces).queue), "the item's keys are not touched");
+    }
+
+    /**
+     * A place whose lease ran out but that no script has purged yet is not brought back: its
+     * waiter stopped renewing it and may be dead, and renewing it would give it back its old
+     * position at the front.
+     */
+    @Test
+    void renewPlace_placeExpiredButNotPurged_reportsItLostAndLeavesItExpired() throws Exception {
+        String name = base + ":1";
+        long ended = lua.serverMillis() - 1_000;
+        sem(name).asking(1, ended, "c1:1:1", "c2:1:1");
+        expireIn(name, PLACE_MS);
+
+        assertEquals(List.of(0L), renewPlace(LONG_LEASE_MS, new String[] {name}, "c1:1:1"));
+
+        assertEquals(List.of(ScoredValue.just(ended, "c1:1:1"), ScoredValue.just(ended, "c2:1:1")),
+                sem(name).placeEnds(), "the place keeps its end");
+        lua.assertTtlAtMost(sem(name).places, PLACE_MS);
+        lua.assertTtlAtMost(sem(name).queue, PLACE_MS);
+    }
+
+    /** A queue member without a place (a half-written queue) has no lease to renew: it gets none. */
+    @Test
+    void renewPlace_queuedWithoutPlace_reportsItLostAndMakesNoPlace() throws Exception {
+        String name = base + ":1";
+        queued(name, "c1:1:1");
+        lua.redis.zadd(sem(name).queue, 2, "c2:1:1");
+
+        assertEquals(List.of(0L), renewPlace(LONG_LEASE_MS, new String[] {name}, "c2:1:1"));
+
+        assertNull(lua.redis.zscore(sem(name).places, "c2:1:1"));
+        lua.assertTtlAtMost(sem(name).places, PLACE_MS);
+    }
+
     @Test
     void renewPlace_shorterThanTheKeysTtl_doesNotShortenTheKeys() throws Exception {
         String name = base + ":1";

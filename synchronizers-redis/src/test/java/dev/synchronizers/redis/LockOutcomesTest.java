@@ -1,0 +1,435 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LostHoldException;
+import dev.synchronizers.SynchronizerException;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.testkit.RedisExtension;
+import dev.synchronizers.testkit.RedisServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.lang.ref.WeakReference;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The lock when a reply is lost or late, or a hold ends without {@code unlock()}: every state
+ * change has a follow-up that settles it, a local waiter hears of a neighbour's hold ending, and a
+ * hold that ended pins nothing.
+ *
+ * <p>"Ran, reply late" is made deterministic with {@code CLIENT PAUSE} on a server of the test's
+ * own: a command sent during the pause runs when it ends, after the sender's short command timeout
+ * has expired, and before any later command of the same connection.
+ */
+@Tag("redis")
+class LockOutcomesTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    /** Far longer than any wait in these tests: a hold or place left behind would outlast them. */
+    private static final Duration LONG_LEASE = Duration.ofSeconds(60);
+
+    private final Opened opened = new Opened();
+    private String prefix;
+    private String name;
+
+    @BeforeEach
+    void names(TestInfo test) {
+        prefix = "lo-" + UUID.randomUUID().toString().substring(0, 8);
+        name = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        opened.closeAll();
+    }
+
+    /* --------------- a queueing first try whose reply is late --------------- */
+
+    /**
+     * A fair waiter whose first try ran but whose reply came too late leaves the queue again: the
+     * holder's release does not hand the lock to that phantom, and a third client takes it at once.
+     */
+    @Test
+    void fairTryLock_firstTryReplyLate_leavesTheQueueSoTheNextReleaseServesOthers() throws Exception {
+        firstTryReplyLate(client -> client.fairLock(name));
+    }
+
+    /** As for the fair lock: a writer whose queueing first try answered late leaves the writers' queue. */
+    @Test
+    void writeTryLock_firstTryReplyLate_leavesTheQueueSoTheNextReleaseServesOthers() throws Exception {
+        firstTryReplyLate(client -> client.readWriteLock(name).writeLock());
+    }
+
+    private void firstTryReplyLate(Function<RedisSynchronizers, DistributedLock> lockOf) throws Exception {
+        RedisServer server = ownServer();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        DistributedLock holder = lockOf.apply(client(server.uri(), Duration.ofSeconds(5)));
+        DistributedLock late = lockOf.apply(client(server.uri(), Duration.ofMillis(300)));
+        DistributedLock third = lockOf.apply(client(server.uri(), Duration.ofSeconds(5)));
+        holder.lock();
+
+        admin.clientPause(1500);
+        assertThrows(SynchronizerUnavailableException.class, () -> late.tryLock(30, TimeUnit.SECONDS));
+        awaitAnswers(late);
+        holder.unlock();
+
+        assertTrue(third.tryLock(10, TimeUnit.SECONDS), "the lock went to the phantom waiter, for its place's lease");
+        third.unlock();
+    }
+
+    /**
+     * A leave that could not reach Redis is retried by the watchdog; if the same thread has taken
+     * the lock meanwhile, the retry must not end that new hold (a fair leave gives back a lock
+     * handed to its owner, and the owner string is the same thread's).
+     */
+    @Test
+    void fairTryLock_retriedLeaveAfterTheThreadTookTheLock_leavesTheNewHoldAlone() throws Exception {
+        RedisServer server = ownServer();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        DistributedLock holder = client(server.uri(), Duration.ofSeconds(5)).fairLock(name);
+        RedisSynchronizers lateClient = client(server.uri(), Duration.ofMillis(300));
+        DistributedLock late = lateClient.fairLock(name);
+        holder.lock();
+
+        admin.clientPause(1500);
+        assertThrows(SynchronizerUnavailableException.class, () -> late.tryLock(30, TimeUnit.SECONDS));
+        awaitAnswers(late);
+        holder.unlock();
+        assertTrue(late.tryLock(10, TimeUnit.SECONDS), "the thread takes the lock afresh");
+
+        lateClient.renewNow();
+        lateClient.renewNow();
+        assertTrue(late.isHeldByCurrentThread(), "the retried leave ended the thread's new hold");
+        late.unlock();
+    }
+
+    /* --------------- a non-fair hand-over whose reply is late --------------- */
+
+    /**
+     * A neighbour waiting in {@code tryLock(timeout)} is reserved for a hand-over whose reply comes
+     * too late, and its time runs out meanwhile: it returns false at once when the hand-over fails
+     * (no try of its own past its deadline, which would fail too while Redis is stalled), and gives
+     * back what the hand-over gave it once that runs, so another client takes the lock at once.
+     */
+    @Test
+    void tryLock_timeRunsOutWhileAHandOverToItIsInDoubt_returnsFalseAndGivesTheLockBack() throws Exception {
+        RedisServer server = ownServer();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        DistributedLock lock = client(server.uri(), Duration.ofSeconds(4)).lock(name);
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Background<Void> holder = Background.start("holder", () -> {
+            lock.lock();
+            holding.countDown();
+            release.await();
+            lock.unlock();
+            return null;
+        });
+        holding.await();
+        Background<Boolean> waiter = Background.start("waiter", () -> lock.tryLock(3, TimeUnit.SECONDS));
+        Await.until("the waiter sleeps", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        admin.clientPause(9000);
+        release.countDown();
+        Await.until("the unlock hands over", () -> inMethod(holder.thread(), "handOver"));
+        assertTrue(waiter.thread().isAlive(), "precondition: the waiter's time has not run out yet");
+
+        assertFalse(waiter.get(), "the waiter's time ran out");
+        assertInstanceOf(SynchronizerUnavailableException.class, holder.failure(), "the hand-over's reply was late");
+        awaitAnswers(lock);
+        DistributedLock third = client(server.uri(), Duration.ofSeconds(5)).lock(name);
+        assertTrue(third.tryLock(10, TimeUnit.SECONDS), "the lock was left with the waiter that gave up");
+        third.unlock();
+    }
+
+    /**
+     * A neighbour asleep in {@code lockInterruptibly()} is reserved for a hand-over whose reply comes
+     * too late, and is interrupted meanwhile: it throws InterruptedException, and gives back what
+     * the hand-over gave it once that runs.
+     */
+    @Test
+    void lockInterruptibly_interruptedWhileAHandOverToItIsInDoubt_givesTheLockBack() throws Exception {
+        RedisServer server = ownServer();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        DistributedLock lock = client(server.uri(), Duration.ofMillis(500)).lock(name);
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Background<Void> holder = Background.start("holder", () -> {
+            lock.lock();
+            holding.countDown();
+            release.await();
+            lock.unlock();
+            return null;
+        });
+        holding.await();
+        Background<Void> waiter = Background.start("waiter", () -> {
+            lock.lockInterruptibly();
+            lock.unlock();
+            return null;
+        });
+        Await.until("the waiter sleeps", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        admin.clientPause(3000);
+        release.countDown();
+        Await.until("the unlock hands over", () -> inMethod(holder.thread(), "handOver"));
+        waiter.thread().interrupt();
+
+        assertInstanceOf(InterruptedException.class, waiter.failure());
+        assertInstanceOf(SynchronizerUnavailableException.class, holder.failure(), "the hand-over's reply was late");
+        awaitAnswers(lock);
+        DistributedLock third = client(server.uri(), Duration.ofSeconds(5)).lock(name);
+        assertTrue(third.tryLock(10, TimeUnit.SECONDS), "the lock was left with the waiter that gave up");
+        third.unlock();
+    }
+
+    /**
+     * A neighbour is reserved for a hand-over while its subscription is being made, and the
+     * subscription then fails (its Pub/Sub server is stopped): the hand-over is honoured, so the
+     * neighbour returns holding the lock instead of failing and leaving it held by nobody.
+     */
+    @Test
+    void lock_subscribeFailsWhileReservedForAHandOver_takesWhatItWasHanded() throws Exception {
+        RedisServer server = ownServer();
+        RedisServer pubSubServer = ownServer();
+        RedisClient split = new PubSubElsewhere(opened.add(new Resources()).resources, RedisURI.create(pubSubServer.uri()));
+        opened.add(split::shutdown);
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().client(split, RedisURI.create(server.uri()))
+                .keyPrefix(prefix).lease(LONG_LEASE).commandTimeout(Duration.ofSeconds(2)).build());
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        pubSubServer.pause();
+        try {
+            Background<Boolean> waiter = Background.start("waiter", () -> {
+                try {
+                    lock.lock();
+                } catch (SynchronizerUnavailableException e) {
+                    return false;
+                }
+                lock.unlock();
+                return true;
+            });
+            Await.until("the waiter subscribes", () -> inMethod(waiter.thread(), "subscribe"));
+            lock.unlock();
+
+            assertTrue(waiter.get(), "the waiter failed though the lock had been handed to it");
+        } finally {
+            pubSubServer.resume();
+        }
+        DistributedLock third = client(server.uri(), Duration.ofSeconds(5)).lock(name);
+        assertTrue(third.tryLock(10, TimeUnit.SECONDS), "the lock was left with the waiter that failed");
+        third.unlock();
+    }
+
+    /* --------------- a neighbour's hold ends without unlock() --------------- */
+
+    /**
+     * A neighbour's fixed lease runs out while it never unlocks: the first local waiter is woken
+     * then, not after the client's (much longer) lease.
+     */
+    @Test
+    void lock_neighboursFixedLeaseRunsOut_localWaiterAcquires() throws Exception {
+        DistributedLock lock = client(redis.server().uri(), Duration.ofSeconds(5)).lock(name);
+        CountDownLatch done = new CountDownLatch(1);
+        Background<Void> holder = Background.start("holder that never unlocks", () -> {
+            lock.lock(2, TimeUnit.SECONDS);
+            done.await();
+            return null;
+        });
+        Await.until("the neighbour holds", lock::isLocked);
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            lock.lock();
+            lock.unlock();
+            return true;
+        });
+        try {
+            // Background.get() gives up after 30 s, half the client's lease that the waiter would sleep.
+            assertTrue(waiter.get());
+        } finally {
+            done.countDown();
+        }
+        holder.get();
+    }
+
+    /**
+     * A neighbour's hold is forced by another client and found gone by the watchdog: the first
+     * local waiter is woken then.
+     */
+    @Test
+    void lock_neighboursHoldForcedByAnotherClient_localWaiterAcquiresOnceFoundGone() throws Exception {
+        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(5));
+        DistributedLock lock = client.lock(name);
+        CountDownLatch done = new CountDownLatch(1);
+        Background<Void> holder = Background.start("holder", () -> {
+            lock.lock();
+            done.await();
+            assertThrows(LostHoldException.class, lock::unlock);
+            return null;
+        });
+        Await.until("the neighbour holds", lock::isLocked);
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            lock.lock();
+            lock.unlock();
+            return true;
+        });
+        Await.until("the waiter sleeps", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        assertTrue(client(redis.server().uri(), Duration.ofSeconds(5)).lock(name).forceUnlock());
+        client.renewNow();
+
+        // Background.get() gives up after 30 s, half the client's lease that the waiter would sleep.
+        assertTrue(waiter.get());
+        done.countDown();
+        holder.get();
+    }
+
+    /* --------------- holds that ended pin nothing --------------- */
+
+    /**
+     * Fixed-lease holds on 200 names, never unlocked, and every reference dropped: once the leases
+     * have ended, nothing is pinned or tracked, and the lock objects can be collected.
+     */
+    @Test
+    void lockWithLease_neverUnlockedOn200Names_nothingPinnedOnceTheLeasesEnd() throws Exception {
+        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(5));
+        List<WeakReference<DistributedLock>> locks = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            DistributedLock lock = client.lock(name + "-" + i);
+            lock.lock(500, TimeUnit.MILLISECONDS);
+            locks.add(new WeakReference<>(lock));
+        }
+
+        Await.until("the watchdog has seen every lease end", () -> client.watchdogEntries() == 0);
+        assertEquals(0, client.pinnedSynchronizers(), "lock objects pinned");
+        assertCollected(locks);
+    }
+
+    /**
+     * Holds forced by another client and never unlocked: once the watchdog has found them gone,
+     * nothing is pinned or tracked; the owner's unlock() through the same object still says lost.
+     */
+    @Test
+    void lock_forcedByAnotherClientNeverUnlocked_nothingPinnedOnceFoundGone() throws Exception {
+        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(5));
+        RedisSynchronizers admin = client(redis.server().uri(), Duration.ofSeconds(5));
+        DistributedLock kept = client.lock(name + "-kept");
+        kept.lock();
+        List<WeakReference<DistributedLock>> locks = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            DistributedLock lock = client.lock(name + "-" + i);
+            lock.lock();
+            locks.add(new WeakReference<>(lock));
+            assertTrue(admin.lock(name + "-" + i).forceUnlock());
+        }
+        assertTrue(admin.lock(name + "-kept").forceUnlock());
+        client.renewNow();
+
+        Await.until("the watchdog has found every hold gone", () -> client.watchdogEntries() == 0);
+        assertEquals(0, client.pinnedSynchronizers(), "lock objects pinned");
+        assertCollected(locks);
+        assertThrows(LostHoldException.class, kept::unlock, "the record stays in the object that is still used");
+        assertThrows(IllegalMonitorStateException.class, kept::unlock);
+    }
+
+    /* --------------- helpers --------------- */
+
+    /**
+     * A server of this test alone, since a pause stalls every client of it. Its script cache is
+     * filled first: a command sent during a pause outlives its timeout, after which the client no
+     * longer answers a NOSCRIPT by sending the script's text.
+     */
+    private RedisServer ownServer() {
+        RedisServer server = opened.add(redis.startManaged());
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        for (Script script : Script.values()) {
+            admin.scriptLoad(ScriptRegistry.text(script));
+        }
+        return server;
+    }
+
+    private RedisSynchronizers client(String uri, Duration commandTimeout) {
+        return opened.add(RedisSynchronizers.builder().uri(uri).keyPrefix(prefix).lease(LONG_LEASE)
+                .commandTimeout(commandTimeout).build());
+    }
+
+    /**
+     * Waits until the lock's client answers again. Commands of one connection run in order, so by
+     * then every command it sent before, late or not, has run.
+     */
+    private static void awaitAnswers(DistributedLock lock) {
+        Await.until("the client answers again", () -> {
+            try {
+                lock.isLocked();
+                return true;
+            } catch (SynchronizerException e) {
+                return false;
+            }
+        });
+    }
+
+    private static boolean inMethod(Thread thread, String method) {
+        return Arrays.stream(thread.getStackTrace()).anyMatch(frame -> frame.getMethodName().equals(method));
+    }
+
+    /** Fails unless every referent is collected within a bounded number of collections. */
+    private static void assertCollected(List<? extends WeakReference<?>> references) throws InterruptedException {
+        for (int round = 0; round < 50 && references.stream().anyMatch(r -> r.get() != null); round++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        long alive = references.stream().filter(r -> r.get() != null).count();
+        assertEquals(0, alive, "lock objects still reachable");
+    }
+
+    /** A Lettuce client whose Pub/Sub connections go to another server, so they can fail alone. */
+    private static final class PubSubElsewhere extends RedisClient {
+        private final RedisURI pubSub;
+
+        PubSubElsewhere(ClientResources resources, RedisURI pubSub) {
+            super(resources, pubSub);
+            this.pubSub = pubSub;
+        }
+
+        @Override
+        public <K, V> StatefulRedisPubSubConnection<K, V> connectPubSub(RedisCodec<K, V> codec, RedisURI uri) {
+            return super.connectPubSub(codec, pubSub);
+        }
+    }
+
+    /** Client resources the test shuts down. */
+    private static final class Resources implements AutoCloseable {
+        final ClientResources resources = DefaultClientResources.create();
+
+        @Override
+        public void close() {
+            resources.shutdown();
+        }
+    }
+}
