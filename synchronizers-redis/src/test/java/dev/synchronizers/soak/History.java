@@ -25,8 +25,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   <li>{@code OP hold thread op name waitMillis boundMillis threadId}: an operation begins.</li>
  *   <li>{@code ACQ hold token weight}: it acquired ({@code token} -1 where the kind has none).</li>
  *   <li>{@code NOACQ hold why}: it did not ({@code timeout} or {@code unavailable}).</li>
- *   <li>{@code REL hold outcome}: a release ended: {@code ok}, {@code lost:<cause>} (the release
- *       said the hold was lost), {@code unavailable} (no reply: outcome unknown).</li>
+ *   <li>{@code REL hold outcome}: the release ended: {@code ok}, {@code lost:<cause>} (it threw
+ *       {@code LostHoldException}), {@code unavailable} (no reply: the client retries it).</li>
  *   <li>{@code LOST name kind threadId token cause}: the lost-hold listener was told.</li>
  *   <li>{@code ERR hold exception}: an exception that no fault explains.</li>
  *   <li>{@code END hold elapsedMillis boundMillis}: the operation ended.</li>

@@ -15,9 +15,9 @@ import java.util.Set;
  * <p>A hold is <em>covered</em> when its owner was told it lost it: the lost-hold listener named
  * it (a lock or read/write hold by name, kind and fencing token; a semaphore's permits by name
  * and acquiring thread, or by name alone where the report names no thread, for every hold whose
- * acquire came before the report and whose last release came after it), or its release said so ({@link dev.synchronizers.LostHoldException}, or a semaphore
- * release refused because the client no longer holds the permits). A hold whose release got no
- * reply is not covered: its owner was told nothing about the hold itself.
+ * acquire came before the report and whose last release came after it), or its release threw
+ * {@link dev.synchronizers.LostHoldException}. A hold whose release got no reply is not covered:
+ * its owner was told nothing about the hold itself.
  *
  * <p>Violations (each text begins with its kind and a colon):
  * <ul>
@@ -34,8 +34,7 @@ import java.util.Set;
  * as a violation, and listed.
  *
  * <p>Noted, not violations: semaphore permits whose loss only their release revealed, with no
- * report to the listener (a lock's unlock reports such a loss to the listener; the semaphore's
- * release only throws).
+ * report to the listener.
  */
 final class HistoryChecker {
 

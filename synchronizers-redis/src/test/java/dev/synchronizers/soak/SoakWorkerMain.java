@@ -8,9 +8,7 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.RedisSynchronizers;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -178,47 +176,22 @@ public final class SoakWorkerMain {
         }
     }
 
-    /** One thread's loop: operations until told to stop, then the permits it still owes. */
+    /** One thread's loop: operations until told to stop. */
     private void loop(int index) {
         SplittableRandom random = new SplittableRandom(seed * 31 + index);
-        Deque<Owed> owed = new ArrayDeque<>();
         int sequence = 0;
         while (!witness.stopRequested()) {
-            payBack(owed);
             String hold = Thread.currentThread().getName() + "." + (++sequence);
             try {
-                operation(hold, random, owed);
+                operation(hold, random);
             } catch (RuntimeException | Error e) {
                 history.record("ERR", hold, e);
                 running.remove(Thread.currentThread());
             }
         }
-        for (int attempt = 0; attempt < 20 && !owed.isEmpty(); attempt++) {
-            payBack(owed);
-            if (!owed.isEmpty()) {
-                try {
-                    TimeUnit.MILLISECONDS.sleep(250);   // Redis is back at the end; a failed release is retried
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }
     }
 
-    /** Permits a release could not give back (no reply): they are still this client's. */
-    private record Owed(String hold, DistributedSemaphore semaphore, int permits) {
-    }
-
-    private void payBack(Deque<Owed> owed) {
-        for (int i = owed.size(); i > 0; i--) {
-            Owed next = owed.removeFirst();
-            if (!release(next.hold(), next.semaphore(), next.permits())) {
-                owed.addLast(next);
-            }
-        }
-    }
-
-    private void operation(String hold, SplittableRandom random, Deque<Owed> owed) {
+    private void operation(String hold, SplittableRandom random) {
         long wait = random.nextLong(MAX_WAIT_MILLIS + 1);
         long work = random.nextInt(20) == 0 ? 2000 + random.nextLong(MAX_WORK_MILLIS - 1999) : 20 + random.nextLong(230);
         int pick = random.nextInt(100);
@@ -240,7 +213,7 @@ public final class SoakWorkerMain {
         } else if (pick < 90) {
             List<String> names = List.copyOf(SEMAPHORES.keySet());
             String name = names.get(random.nextInt(names.size()));
-            semaphoreOp(hold, name, random, wait, work, owed);
+            semaphoreOp(hold, name, random, wait, work);
         } else {
             String name = LATCHES.get(random.nextInt(LATCHES.size()));
             latchOp(hold, name, random, wait);
@@ -311,8 +284,7 @@ public final class SoakWorkerMain {
         end(hold, start, bound);
     }
 
-    private void semaphoreOp(String hold, String name, SplittableRandom random, long wait, long work,
-            Deque<Owed> owed) {
+    private void semaphoreOp(String hold, String name, SplittableRandom random, long wait, long work) {
         DistributedSemaphore semaphore = client.semaphore(name);
         int total = SEMAPHORES.get(name);
         int pick = random.nextInt(100);
@@ -348,30 +320,17 @@ public final class SoakWorkerMain {
             work(work);
         } finally {
             witness.exit(inside, hold);
-            if (!release(hold, semaphore, taken)) {
-                owed.addLast(new Owed(hold, semaphore, taken));
+            try {
+                semaphore.release(taken);
+                history.record("REL", hold, "ok");
+            } catch (LostHoldException e) {
+                history.record("REL", hold, "lost:" + e.lostCause());
+            } catch (SynchronizerUnavailableException e) {
+                // Dropped locally; the client retries the (idempotent) release itself.
+                history.record("REL", hold, "unavailable");
             }
         }
         end(hold, start, bound);
-    }
-
-    /** Releases; returns false if it must be retried (no reply, so the permits are still held). */
-    private boolean release(String hold, DistributedSemaphore semaphore, int permits) {
-        try {
-            semaphore.release(permits);
-            history.record("REL", hold, "ok");
-            return true;
-        } catch (LostHoldException e) {
-            history.record("REL", hold, "lost:" + e.lostCause());
-            return true;
-        } catch (IllegalStateException e) {
-            // "this client holds fewer": the permits went with a lease that ran out.
-            history.record("REL", hold, "lost:released-more-than-held");
-            return true;
-        } catch (SynchronizerUnavailableException e) {
-            history.record("REL", hold, "unavailable");
-            return false;
-        }
     }
 
     private void latchOp(String hold, String name, SplittableRandom random, long wait) {
