@@ -12,8 +12,12 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
+import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
@@ -129,6 +133,48 @@ class SemaphoreUnknownOutcomesTest {
         assertTrue(semaphore.trySetPermits(3));
         whileStalled(server, () -> assertThrows(SynchronizerUnavailableException.class, semaphore::drainPermits));
         Await.until("the drained permits are given back", () -> semaphore.availablePermits() == 3);
+    }
+
+    /**
+     * A release whose reply is lost (it ran; then the connection broke) is booked at once and
+     * retried; the retry releases nothing more, so another thread's permit stays counted and
+     * that thread's own release still succeeds.
+     */
+    @Test
+    void release_replyLostThenRetried_releasesOnce() throws Exception {
+        RedisServer server = redis.startManaged();
+        // Cached, so that the held release is one EVALSHA that runs (a NOSCRIPT answer would be held too).
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        for (Script script : Script.values()) {
+            admin.scriptLoad(ScriptRegistry.text(script));
+        }
+        FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(proxy.uri()).keyPrefix(prefix)
+                .lease(Duration.ofSeconds(60)).commandTimeout(Duration.ofMillis(500)).build());
+        DistributedSemaphore semaphore = client.semaphore(name);
+        DistributedSemaphore observer = client(server, 60_000, new LinkedBlockingQueue<>()).semaphore(name);
+        assertTrue(semaphore.trySetPermits(2));
+        assertTrue(semaphore.tryAcquire(), "thread X takes a permit");
+        Background<Boolean> threadY = Background.start("Y", semaphore::tryAcquire);
+        assertTrue(threadY.get(), "thread Y takes a permit");
+
+        proxy.holdReplies();
+        assertThrows(SynchronizerUnavailableException.class, semaphore::release, "X's release gets no reply");
+        Await.until("X's release ran", () -> observer.availablePermits() == 1);
+        assertEquals(1, client.pendingRetries(), "the release is to be retried");
+        proxy.cutAll();
+        proxy.pass();
+        Await.until("the retried release has run", () -> {
+            client.renewNow();
+            return client.pendingRetries() == 0;
+        });
+        assertEquals(1, observer.availablePermits(), "the retried release released X's permit only");
+        Background<Void> releaseY = Background.start("Y-release", () -> {
+            semaphore.release();
+            return null;
+        });
+        releaseY.get();
+        assertEquals(2, observer.availablePermits());
     }
 
     /* --------------- queueing with a lost reply --------------- */
