@@ -1,0 +1,325 @@
+package dev.synchronizers.soak;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedSemaphore;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.soak.History.Event;
+import dev.synchronizers.testkit.ChildJvm;
+import dev.synchronizers.testkit.FaultProxy;
+import dev.synchronizers.testkit.RedisServer;
+import dev.synchronizers.testkit.RedisServers;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fault soak (issue 10): {@value #SLOTS} client JVMs of {@link SoakWorkerMain#THREADS}
+ * threads each run a random mix of lock, fair lock, read/write lock, semaphore and latch
+ * operations on a few names, each JVM through its own {@link FaultProxy}, while a nemesis in this
+ * JVM stalls the Redis server (SIGSTOP for less and for more than a lease, then SIGCONT), runs
+ * {@code SCRIPT FLUSH}, loses replies of commands that ran (held, then cut), delivers replies
+ * after the command timeout, cuts, delays and partitions one client's connections, and SIGKILLs
+ * a client JVM and starts another in its place. Afterwards it lets one lease pass and checks that every
+ * permit is back and no key of a hold remains, then has {@link HistoryChecker} judge the
+ * histories and the {@link Witness}'s records. It prints one summary line and fails on any
+ * violation.
+ *
+ * <p>Run it with {@code ./mvnw -B verify -Psoak -pl synchronizers-redis -am}; the profile runs
+ * only this tag. System properties: {@code soak.seconds} (how long the nemesis runs; 20 unless
+ * the profile says otherwise), {@code soak.seed} (to replay a schedule), {@code soak.leaseMillis}
+ * (2000), {@code soak.commandTimeoutMillis} (500) and {@code soak.slackMillis} (5000: what an
+ * operation may take beyond its wait and its work before it counts as hung). The histories, the
+ * witness's records and the summary stay in {@code target/soak/<run>/}.
+ */
+@Tag("soak")
+class FaultSoakTest {
+
+    private static final int SLOTS = 3;
+    private static final String PREFIX = "soak";
+
+    private final Opened opened = new Opened();
+    private final long seconds = Long.getLong("soak.seconds", 20);
+    private final long seed = Long.getLong("soak.seed", System.nanoTime());
+    private final long leaseMillis = Long.getLong("soak.leaseMillis", 2000);
+    private final long commandTimeoutMillis = Long.getLong("soak.commandTimeoutMillis", 500);
+    private final long slackMillis = Long.getLong("soak.slackMillis", 5000);
+    private final Random random = new Random(seed);
+    private final Map<String, Integer> faults = new LinkedHashMap<>();
+    private final Set<String> killed = new HashSet<>();
+    private final List<String> finalViolations = new ArrayList<>();
+    private RedisServer server;
+    private String witnessUri;
+    private Witness witness;
+    private Path dir;
+    private int jvms;
+
+    /** One client JVM's place: its proxy to the server, and the JVM now running in it. */
+    private static final class Slot {
+        FaultProxy proxy;
+        String jvm;
+        ChildJvm child;
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        opened.closeAll();
+    }
+
+    /**
+     * Under stalls, script flushes, lost and late replies, partitions and client crashes: no two
+     * uncovered holds of a lock overlap, fenced writes of live holds are never refused, the
+     * semaphore never has more live holders than permits, permits and keys come back after a
+     * lease, and no operation hangs.
+     */
+    @Test
+    void soak_underFaults_noViolation() throws Exception {
+        dir = Path.of("target", "soak", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        Files.createDirectories(dir);
+        server = opened.add(RedisServers.startManaged());
+        RedisServer witnessServer = opened.add(RedisServers.startManaged());
+        witnessUri = witnessServer.uri();
+        witness = opened.add(Witness.connect(witnessUri, "soak-nemesis"));
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        try (RedisSynchronizers setup = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(PREFIX).build()) {
+            SoakWorkerMain.SEMAPHORES.forEach((name, permits) -> setup.semaphore(name).trySetPermits(permits));
+        }
+        List<Slot> slots = new ArrayList<>();
+        for (int i = 0; i < SLOTS; i++) {
+            Slot slot = new Slot();
+            slot.proxy = opened.add(FaultProxy.start(server.port()));
+            start(slot);
+            slots.add(slot);
+        }
+        runNemesis(slots, admin);
+        stopWorkers(slots);
+        checkFinalState(admin);
+        report();
+    }
+
+    /* --------------- workers --------------- */
+
+    private void start(Slot slot) throws InterruptedException {
+        slot.jvm = "w" + (++jvms);
+        slot.child = opened.add(ChildJvm.start(SoakWorkerMain.class.getName(),
+                Map.of("org.slf4j.simpleLogger.defaultLogLevel", "warn"),
+                List.of(slot.proxy.uri(), witnessUri, PREFIX, slot.jvm, historyFile(slot.jvm).toString(),
+                        Long.toString(seed + jvms), Long.toString(leaseMillis), Long.toString(commandTimeoutMillis),
+                        Long.toString(slackMillis))));
+        slot.child.awaitLine("READY", Duration.ofSeconds(90));
+    }
+
+    private Path historyFile(String jvm) {
+        return dir.resolve("history-" + jvm + ".log");
+    }
+
+    private void stopWorkers(List<Slot> slots) throws InterruptedException {
+        slots.forEach(slot -> slot.proxy.pass());
+        witness.requestStop();
+        for (Slot slot : slots) {
+            try {
+                slot.child.awaitLine("DONE", Duration.ofSeconds(60));
+            } catch (IllegalStateException e) {
+                finalViolations.add("worker did not finish: " + slot.jvm + " not within 60 s of the stop: "
+                        + e.getMessage().lines().limit(3).toList());
+                slot.child.kill();
+            }
+        }
+    }
+
+    /* --------------- nemesis --------------- */
+
+    private void runNemesis(List<Slot> slots, RedisCommands<String, String> admin) throws InterruptedException {
+        long start = System.nanoTime();
+        long end = start + TimeUnit.SECONDS.toNanos(seconds);
+        long[] kills = {start + (end - start) / 3, start + 2 * (end - start) / 3};
+        int nextKill = 0;
+        while (System.nanoTime() < end) {
+            pause(500 + random.nextInt(1500));
+            if (nextKill < kills.length && System.nanoTime() >= kills[nextKill]) {
+                nextKill++;
+                kill(slots.get(random.nextInt(slots.size())));
+                continue;
+            }
+            int pick = random.nextInt(100);
+            FaultProxy proxy = slots.get(random.nextInt(slots.size())).proxy;
+            if (pick < 20) {
+                stall("stall<lease", 300 + random.nextInt((int) leaseMillis - 300));
+            } else if (pick < 35) {
+                stall("stall>lease", leaseMillis + 500 + random.nextInt((int) leaseMillis));
+            } else if (pick < 45) {
+                admin.scriptFlush();
+                count("flush");
+            } else if (pick < 60) {
+                // Commands run while their replies are kept, then are lost with the connections:
+                // "it ran, the reply never came". FaultProxy.dropReplies alone would hand the next
+                // reply on a connection to the command whose reply was dropped (Lettuce pairs
+                // replies by order), a fault TCP cannot produce.
+                proxy.holdReplies();
+                pause(100 + random.nextInt(700));
+                proxy.cutAll();
+                proxy.pass();
+                count("lost replies");
+            } else if (pick < 75) {
+                // Replies come after the command timeout: the caller gave up, the reply arrives.
+                proxy.holdReplies();
+                pause(commandTimeoutMillis + 100 + random.nextInt(1000));
+                proxy.pass();
+                count("late replies");
+            } else if (pick < 85) {
+                proxy.cutAll();
+                count("cut");
+            } else if (pick < 93) {
+                proxy.delay(Duration.ofMillis(20 + random.nextInt(150)));
+                pause(1000 + random.nextInt(2000));
+                proxy.pass();
+                count("delay");
+            } else {
+                // A partition of one client, for less or more than a lease; its bytes are then lost or late.
+                proxy.blackhole(true);
+                pause(500 + random.nextInt((int) leaseMillis * 2));
+                if (random.nextBoolean()) {
+                    proxy.cutAll();
+                }
+                proxy.pass();
+                count("partition");
+            }
+        }
+    }
+
+    /** SIGSTOPs the server for {@code millis}, then SIGCONTs it. */
+    private void stall(String kind, long millis) throws InterruptedException {
+        server.pause();
+        try {
+            pause(millis);
+        } finally {
+            server.resume();
+        }
+        count(kind);
+    }
+
+    /** SIGKILLs the slot's JVM, takes it out of every critical section, and starts another. */
+    private void kill(Slot slot) throws InterruptedException {
+        slot.child.kill();
+        killed.add(slot.jvm);
+        witness.awaitDisconnected(SoakWorkerMain.clientName(slot.jvm));
+        witness.forget(slot.jvm + ".", SoakWorkerMain.insideKeys());
+        count("kill");
+        start(slot);
+    }
+
+    private void count(String fault) {
+        faults.merge(fault, 1, Integer::sum);
+    }
+
+    /** The nemesis's pacing between faults, and the length of a stall: a schedule, not a synchronisation. */
+    private static void pause(long millis) throws InterruptedException {
+        TimeUnit.MILLISECONDS.sleep(millis);
+    }
+
+    /* --------------- after the run --------------- */
+
+    /**
+     * Lets one lease pass (and the token keys' second, and a retry's worth) and checks that every
+     * permit is back and that only keys that persist by design remain: semaphore totals and a latch
+     * still counting down.
+     */
+    private void checkFinalState(RedisCommands<String, String> admin) throws InterruptedException {
+        RedisSynchronizers fresh = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(PREFIX).build());
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2 * leaseMillis + 3000);
+        List<String> problems;
+        do {
+            problems = new ArrayList<>();
+            for (Map.Entry<String, Integer> semaphore : SoakWorkerMain.SEMAPHORES.entrySet()) {
+                DistributedSemaphore permits = fresh.semaphore(semaphore.getKey());
+                int available;
+                try {
+                    available = permits.availablePermits();
+                } catch (RuntimeException e) {
+                    problems.add("permits not back: " + semaphore.getKey() + ": availablePermits() failed one lease after the run: "
+                            + e);
+                    continue;
+                }
+                if (available != semaphore.getValue()) {
+                    problems.add("permits not back: " + semaphore.getKey() + ": " + available + " of " + semaphore.getValue()
+                            + " permits available one lease after the run");
+                }
+            }
+            Set<String> persistent = new HashSet<>();
+            SoakWorkerMain.SEMAPHORES.keySet().forEach(name -> persistent.add(PREFIX + ":semaphore:{" + name + "}"));
+            SoakWorkerMain.LATCHES.forEach(name -> persistent.add(PREFIX + ":latch:{" + name + "}"));
+            for (String key : admin.keys(PREFIX + ":*")) {
+                if (!persistent.contains(key)) {
+                    problems.add("key of a hold remains: one lease after the run, " + key + " (" + admin.type(key)
+                            + ", pttl " + admin.pttl(key) + " ms)");
+                }
+            }
+            if (problems.isEmpty()) {
+                return;
+            }
+            pause(200);
+        } while (System.nanoTime() < deadline);
+        finalViolations.addAll(problems);
+    }
+
+    private void report() throws IOException {
+        Map<String, List<Event>> histories = new TreeMap<>();
+        for (int i = 1; i <= jvms; i++) {
+            String jvm = "w" + i;
+            histories.put(jvm, History.read(jvm, historyFile(jvm)));
+        }
+        List<String> overlaps = witness.records(Witness.OVERLAPS);
+        List<String> refusals = witness.records(Witness.REFUSALS);
+        Files.write(dir.resolve("overlaps.txt"), overlaps, StandardCharsets.UTF_8);
+        Files.write(dir.resolve("refusals.txt"), refusals, StandardCharsets.UTF_8);
+        HistoryChecker.Verdict verdict = HistoryChecker.check(histories, killed, overlaps, refusals);
+        List<String> violations = new ArrayList<>(verdict.violations());
+        violations.addAll(finalViolations);
+        int faultCount = faults.values().stream().mapToInt(Integer::intValue).sum();
+        StringBuilder faultList = new StringBuilder();
+        faults.forEach((kind, count) -> faultList.append(faultList.length() == 0 ? "" : ", ").append(kind)
+                .append(' ').append(count));
+        String line = "soak: " + seconds + " s, seed " + seed + ": ops=" + verdict.operations()
+                + " (acquired " + verdict.acquisitions() + "), faults=" + faultCount + " (" + faultList + ")"
+                + ", lost-hold signals=" + verdict.listenerSignals() + " (+" + verdict.lostAtRelease()
+                + " at release, " + verdict.unreportedSemaphoreLosses() + " of them semaphore releases never reported"
+                + " to the listener), overlaps=" + verdict.overlaps() + " (covered " + verdict.coveredOverlaps()
+                + "), fenced out=" + verdict.fencedOut() + " of " + verdict.refusals() + " refused"
+                + ", inconclusive=" + verdict.inconclusive().size() + ", violations=" + violations.size();
+        // Counted and shown by kind (what a violation's text says before its first colon), a few of each.
+        Map<String, Integer> kinds = new TreeMap<>();
+        StringBuilder examples = new StringBuilder();
+        for (String violation : violations) {
+            if (kinds.merge(violation.substring(0, Math.max(0, violation.indexOf(':'))), 1, Integer::sum) <= 3) {
+                examples.append("  violation: ").append(violation).append('\n');
+            }
+        }
+        StringBuilder summary = new StringBuilder(line).append(kinds.isEmpty() ? "" : " " + kinds).append('\n')
+                .append(examples);
+        verdict.inconclusive().stream().limit(5).forEach(each -> summary.append("  inconclusive: ").append(each).append('\n'));
+        verdict.notes().stream().limit(3).forEach(note -> summary.append("  note: ").append(note).append('\n'));
+        summary.append("  histories in ").append(dir.toAbsolutePath()).append('\n');
+        Files.writeString(dir.resolve("summary.txt"), summary, StandardCharsets.UTF_8);
+        System.out.print(summary);
+        System.out.flush();
+        assertTrue(violations.isEmpty(), summary.toString());
+    }
+}
