@@ -79,6 +79,8 @@ while true do
     redis.call('ZREM', queue, first)
     redis.call('ZREM', places, first)
     redis.call('HDEL', asks, first)
+  elseif free <= 0 then
+    break
   elseif ask > total then
     -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
     redis.call('PUBLISH', wakeups, first)

@@ -41,7 +41,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
 
     private List<Object> acquire(String client, String waiter, long permits, long leaseMs, long placeMs)
             throws Exception {
-        return lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), client, waiter, Long.toString(permits),
+        return lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), waiter, Long.toString(permits),
                 Long.toString(leaseMs), Long.toString(placeMs));
     }
 

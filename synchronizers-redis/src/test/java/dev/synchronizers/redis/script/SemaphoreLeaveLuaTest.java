@@ -20,6 +20,9 @@ import org.junit.jupiter.api.Test;
 @Tag("redis")
 class SemaphoreLeaveLuaTest extends LuaTestBase {
 
+    /** How long a leave remembers that the acquisition was given up. */
+    private static final long KEEP_MS = 60_000;
+
     private SemaphoreFixture sem;
     /** A lease or place end no test reaches, read from the server's clock. */
     private long farEnd;
@@ -31,7 +34,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
     }
 
     private long leave(String waiter) throws Exception {
-        return lua.<Long>run(Script.SEMAPHORE_LEAVE, sem.keys(), waiter);
+        return lua.<Long>run(Script.SEMAPHORE_LEAVE, sem.keys(), waiter, Long.toString(KEEP_MS));
     }
 
     /** Books permits for a client whose lease ends at {@link #farEnd}; the keys live long. */

@@ -47,9 +47,11 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking(1, farEnd, waiters);
     }
 
-    private List<Object> release(String client, long permits, String... claimed) throws Exception {
-        return lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), client, Long.toString(permits),
-                String.join(" ", claimed));
+    /** Releases {@code permits} of the grant {@code grant}: sets what it keeps to what it holds less them. */
+    private List<Object> release(String grant, long permits) throws Exception {
+        String held = lua.redis.hget(sem.holds, grant);
+        long keep = held == null ? 0 : Math.max(0, Long.parseLong(held) - permits);
+        return lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), grant + "=" + keep);
     }
 
     /** What {@code waiters} each asking for one permit are granted: their asks, keyed by waiter. */
@@ -67,38 +69,12 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
     /* --------------- refused --------------- */
 
+
+
+    /** A grant Redis no longer has (its lease ran out, or it was given up) is reported missing; nothing is created. */
     @Test
-    void release_moreThanHeld_returnsZeroAndWhatIsHeldAndChangesNothing() throws Exception {
-        lua.redis.set(sem.total, "5");
-        hold("c1", 2);
-        sem.asking("dead:1:1", 1, 1, 0);
-        sem.asking("c2:1:1", 2, 1, farEnd);
-
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(0L, 2L), release("c1", 3)));
-
-        assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(farEnd, "c1")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
-        assertEquals(List.of("dead:1:1", "c2:1:1"), sem.queueOrder(), "not even the purge runs");
-        assertEquals(List.of("dead:1:1", "c2:1:1"), lua.redis.zrange(sem.places, 0, -1));
-        assertEquals(onePermitEach("dead:1:1", "c2:1:1"), sem.asks());
-        lua.assertTtlAtMost(sem.holds, LEASE_MS);
-    }
-
-    @Test
-    void release_moreThanHeld_stillDropsTheClaimedRecords() throws Exception {
-        // The records of claimed grants go whatever the release's outcome: the client sends each once.
-        hold("c1", 2);
-        sem.granted("c1:1:1", 2, farEnd);
-
-        assertEquals(List.of(0L, 2L), release("c1", 3, "c1:1:1"));
-
-        assertEquals(0L, lua.redis.exists(sem.places, sem.asks));
-        assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
-    }
-
-    @Test
-    void release_clientHoldingNothing_returnsZeroZeroAndCreatesNothing() throws Exception {
-        assertEquals(List.of(0L, 0L), release("c1", 1));
+    void release_grantHoldingNothing_reportsItMissingAndCreatesNothing() throws Exception {
+        assertEquals(List.of(0L, "c1"), release("c1", 1));
 
         assertEquals(0L, lua.redis.exists(sem.total, sem.holds, sem.leases, sem.queue, sem.places, sem.asks));
     }
@@ -110,7 +86,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c1", 3);
         hold("c2", 1);
 
-        assertEquals(List.of(1L, 1L), release("c1", 2));
+        assertEquals(List.of(2L, ""), release("c1", 2));
 
         assertEquals(Map.of("c1", "1", "c2", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
         assertEquals(List.of(ScoredValue.just(farEnd, "c1"), ScoredValue.just(farEnd, "c2")),
@@ -124,7 +100,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c1", 2);
         hold("c2", 1);
 
-        assertEquals(List.of(1L, 0L), release("c1", 2));
+        assertEquals(List.of(2L, ""), release("c1", 2));
 
         assertEquals(Map.of("c2", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
         assertEquals(List.of("c2"), lua.redis.zrange(sem.leases, 0, -1));
@@ -135,7 +111,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
     void release_allOfTheLastHolder_deletesHoldsAndLeases() throws Exception {
         hold("c1", 2);
 
-        assertEquals(List.of(1L, 0L), release("c1", 2));
+        assertEquals(List.of(2L, ""), release("c1", 2));
 
         assertEquals(0L, lua.redis.exists(sem.holds, sem.leases), "nothing is held: no hash, no leases");
     }
@@ -144,54 +120,16 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
     void release_inTwoSteps_endsWithNothingHeld() throws Exception {
         hold("c1", 3);
 
-        assertEquals(List.of(1L, 2L), release("c1", 1));
-        assertEquals(List.of(1L, 0L), release("c1", 2));
+        assertEquals(List.of(1L, ""), release("c1", 1));
+        assertEquals(List.of(2L, ""), release("c1", 2));
 
         assertEquals(0L, lua.redis.exists(sem.holds, sem.leases));
     }
 
     /* --------------- claimed grants --------------- */
 
-    @Test
-    void release_claimedGrants_dropsTheirRecordsAndNoOthers() throws Exception {
-        hold("c1", 3);
-        hold("c2", 1);
-        sem.granted("c1:1:1", 1, farEnd);
-        sem.granted("c1:2:1", 2, farEnd);
-        sem.granted("c2:1:1", 1, farEnd);   // not claimed yet
 
-        assertEquals(List.of(1L, 2L), release("c1", 1, "c1:1:1", "c1:2:1"));
 
-        assertEquals(List.of(ScoredValue.just(farEnd, "c2:1:1")), sem.placeEnds());
-        assertEquals(Map.of("c2:1:1", "1"), sem.asks());
-        assertEquals(Map.of("c1", "2", "c2", "1", ":sum", "3"), lua.redis.hgetall(sem.holds),
-                "dropping a record gives nothing back");
-    }
-
-    @Test
-    void release_claimedListNamingAQueuedWaiter_keepsItQueued() throws Exception {
-        lua.redis.set(sem.total, "3");
-        hold("c1", 2);
-        hold("c9", 1);
-        sem.granted("c1:1:1", 1, farEnd);
-        sem.asking("c1:2:1", 1, 2, farEnd);   // one permit will be free: not enough for it
-
-        lua.assertPublishes(sem.wakeups,
-                () -> assertEquals(List.of(1L, 1L), release("c1", 1, "c1:1:1", "c1:2:1")));
-
-        assertEquals(List.of("c1:2:1"), sem.queueOrder());
-        assertEquals(List.of(ScoredValue.just(farEnd, "c1:2:1")), sem.placeEnds());
-        assertEquals(Map.of("c1:2:1", "2"), sem.asks());
-    }
-
-    @Test
-    void release_claimedWaiterWithNoRecord_isIgnored() throws Exception {
-        hold("c1", 1);
-
-        assertEquals(List.of(1L, 0L), release("c1", 1, "c1:1:1"));
-
-        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases, sem.places, sem.asks));
-    }
 
     /* --------------- serving the line --------------- */
 
@@ -202,14 +140,14 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         asking("c2:1:1", "c3:1:1");
 
         long before = lua.serverMillis();
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)), "granted:c2:1:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
         assertEquals(List.of("c3:1:1"), sem.queueOrder(), "the granted waiter leaves the queue");
-        assertEquals(List.of(ScoredValue.just(farEnd, "c2:1:1"), ScoredValue.just(farEnd, "c3:1:1")),
-                sem.placeEnds(), "and keeps its place as its grant record until it claims");
-        assertEquals(onePermitEach("c2:1:1", "c3:1:1"), sem.asks());
-        assertEquals(Map.of("c2", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(farEnd, "c2")), lua.redis.zrangeWithScores(sem.leases, 0, -1),
+        assertEquals(List.of(ScoredValue.just(farEnd, "c3:1:1")), sem.placeEnds(),
+                "the served waiter's place and ask go: its grant is the record");
+        assertEquals(onePermitEach("c3:1:1"), sem.asks());
+        assertEquals(Map.of("c2:1:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds), "a grant under the waiter's name");
+        assertEquals(List.of(ScoredValue.just(farEnd, "c2:1:1")), lua.redis.zrangeWithScores(sem.leases, 0, -1),
                 "leased until its waiter's place would have ended");
         lua.assertTtlSetSince(sem.holds, farEnd - before, before);
         lua.assertTtlSetSince(sem.leases, farEnd - before, before);
@@ -222,13 +160,14 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c2", 2);
         asking("c3:1:1", "c4:1:1", "c5:1:1", "c6:1:1", "c7:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 3)),
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(3L, ""), release("c1", 3)),
                 grantedMessages("c3:1:1", "c4:1:1", "c5:1:1"));
 
         assertEquals(List.of("c6:1:1", "c7:1:1"), sem.queueOrder());
-        assertEquals(Map.of("c2", "2", "c3", "1", "c4", "1", "c5", "1", ":sum", "5"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of("c2", "c3", "c4", "c5"), lua.redis.zrange(sem.leases, 0, -1));
-        assertEquals(onePermitEach("c3:1:1", "c4:1:1", "c5:1:1", "c6:1:1", "c7:1:1"), sem.asks());
+        assertEquals(Map.of("c2", "2", "c3:1:1", "1", "c4:1:1", "1", "c5:1:1", "1", ":sum", "5"),
+                lua.redis.hgetall(sem.holds));
+        assertEquals(List.of("c2", "c3:1:1", "c4:1:1", "c5:1:1"), lua.redis.zrange(sem.leases, 0, -1));
+        assertEquals(onePermitEach("c6:1:1", "c7:1:1"), sem.asks());
     }
 
     @Test
@@ -239,10 +178,10 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c2", 3);   // as after the total was shrunk from 6
         asking("c3:1:1", "c4:1:1", "c5:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 3)), "granted:c3:1:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(3L, ""), release("c1", 3)), "granted:c3:1:1");
 
         assertEquals(List.of("c4:1:1", "c5:1:1"), sem.queueOrder());
-        assertEquals(Map.of("c2", "3", "c3", "1", ":sum", "4"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2", "3", "c3:1:1", "1", ":sum", "4"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
@@ -251,11 +190,11 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c1", 5);
         asking("c2:1:1", "c3:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 5)),
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(5L, ""), release("c1", 5)),
                 grantedMessages("c2:1:1", "c3:1:1"));
 
         assertEquals(0L, lua.redis.exists(sem.queue), "everyone was served");
-        assertEquals(Map.of("c2", "1", "c3", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2:1:1", "1", "c3:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
@@ -267,11 +206,11 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("c4:1:1", 3, 2, farEnd);   // 1 left: does not fit
         sem.asking("c5:1:1", 4, 1, farEnd);   // would fit, but waits behind c4:1:1
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 6)),
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(6L, ""), release("c1", 6)),
                 grantedMessages("c2:1:1", "c3:1:1"));
 
         assertEquals(List.of("c4:1:1", "c5:1:1"), sem.queueOrder());
-        assertEquals(Map.of("c2", "2", "c3", "3", ":sum", "5"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2:1:1", "2", "c3:1:1", "3", ":sum", "5"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
@@ -282,7 +221,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("c3:1:1", 1, 4, farEnd);
         sem.asking("c4:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 2)));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)));
 
         assertEquals(List.of("c3:1:1", "c4:1:1"), sem.queueOrder());
         assertEquals(Map.of("c2", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
@@ -296,7 +235,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("c3:1:1", 1, 3, farEnd);
         sem.asking("c4:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 2)), "c3:1:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)), "c3:1:1");
 
         assertEquals(List.of("c3:1:1", "c4:1:1"), sem.queueOrder(), "nobody is served past it");
         assertEquals(Map.of("c3:1:1", "3", "c4:1:1", "1"), sem.asks());
@@ -304,46 +243,49 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
     }
 
     @Test
-    void release_twoWaitersOfOneClient_addUpUnderItAndLeaseUntilTheLaterPlaceEnd() throws Exception {
+    void release_twoWaitersOfOneClient_eachGetsItsOwnGrantLeasedUntilItsPlaceEnd() throws Exception {
         lua.redis.set(sem.total, "3");
         hold("c1", 3);
         long earlier = farEnd - 100_000;
         sem.asking("c2:1:1", 1, 1, farEnd);
         sem.asking("c2:2:1", 2, 2, earlier);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 3)),
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(3L, ""), release("c1", 3)),
                 grantedMessages("c2:1:1", "c2:2:1"));
 
-        assertEquals(Map.of("c2", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(farEnd, "c2")), lua.redis.zrangeWithScores(sem.leases, 0, -1),
-                "the second grant does not lower the lease the first set");
+        assertEquals(Map.of("c2:1:1", "1", "c2:2:1", "2", ":sum", "3"), lua.redis.hgetall(sem.holds),
+                "never pooled per client");
+        assertEquals(List.of(ScoredValue.just(earlier, "c2:2:1"), ScoredValue.just(farEnd, "c2:1:1")),
+                lua.redis.zrangeWithScores(sem.leases, 0, -1));
     }
 
     @Test
-    void release_servedClientWithAnEarlierLease_raisesItToItsWaitersPlaceEnd() throws Exception {
+    void release_servedClientWithAnEarlierLease_leavesItsOtherGrantAlone() throws Exception {
         lua.redis.set(sem.total, "2");
         hold("c1", 1);
         sem.hold("c2", 1, farEnd - 100_000, LEASE_MS);   // c2 already holds one, leased for less
         sem.asking("c2:1:1", 1, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)), "granted:c2:1:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
-        assertEquals(Map.of("c2", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(farEnd, "c2")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
+        assertEquals(Map.of("c2", "1", "c2:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of(ScoredValue.just(farEnd - 100_000, "c2"), ScoredValue.just(farEnd, "c2:1:1")),
+                lua.redis.zrangeWithScores(sem.leases, 0, -1), "an earlier grant is not re-leased by a later one");
     }
 
     @Test
-    void release_servedClientWithALaterLease_doesNotLowerIt() throws Exception {
+    void release_servedClientWithALaterLease_leavesItsOtherGrantAlone() throws Exception {
         lua.redis.set(sem.total, "2");
         hold("c1", 1);
         hold("c2", 1);   // leased until farEnd
         long placeEnd = farEnd - 100_000;
         sem.asking("c2:1:1", 1, 1, placeEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)), "granted:c2:1:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
-        assertEquals(Map.of("c2", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(farEnd, "c2")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
+        assertEquals(Map.of("c2", "1", "c2:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of(ScoredValue.just(placeEnd, "c2:1:1"), ScoredValue.just(farEnd, "c2")),
+                lua.redis.zrangeWithScores(sem.leases, 0, -1));
     }
 
     @Test
@@ -354,9 +296,9 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         long placeEnd = before + LEASE_MS;
         sem.asking("c2:1:1", 1, 1, placeEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 1L), release("c1", 1)), "granted:c2:1:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
-        assertEquals(ScoredValue.just(placeEnd, "c2"), lua.redis.zrangeWithScores(sem.leases, 0, 0).get(0));
+        assertEquals(ScoredValue.just(placeEnd, "c2:1:1"), lua.redis.zrangeWithScores(sem.leases, 0, 0).get(0));
         lua.assertTtlSetSince(sem.holds, LONG_LEASE_MS, before);
         lua.assertTtlSetSince(sem.leases, LONG_LEASE_MS, before);
     }
@@ -369,7 +311,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c2", 3);
         asking("c3:1:1", "c4:1:1", "c5:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)));
 
         assertEquals(Map.of("c2", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
         assertEquals(List.of("c3:1:1", "c4:1:1", "c5:1:1"), sem.queueOrder());
@@ -383,7 +325,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c2", 3);
         asking("c3:1:1", "c4:1:1", "c5:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 2)));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)));
 
         assertEquals(List.of("c3:1:1", "c4:1:1", "c5:1:1"), sem.queueOrder());
     }
@@ -393,7 +335,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c1", 2);
         asking("c2:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 2)));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)));
 
         assertEquals(0L, lua.redis.exists(sem.total), "the total is not created");
         assertEquals(List.of("c2:1:1"), sem.queueOrder());
@@ -406,11 +348,12 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         String[] names = SemaphoreFixture.waiters(70);
         asking(names);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 100)),
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(100L, ""), release("c1", 100)),
                 grantedMessages(names));
 
         assertEquals(0L, lua.redis.exists(sem.queue));
-        assertEquals(70L, lua.redis.zcard(sem.places), "seventy grant records");
+        assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "served waiters keep no place or ask");
+        assertEquals(71L, lua.redis.hlen(sem.holds), "seventy grants and the sum");
         assertEquals("70", lua.redis.hget(sem.holds, ":sum"));
     }
 
@@ -425,27 +368,13 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("c4:1:1", 5, 1, farEnd);
 
         // Two permits free: the first two live waiters, never a dead one.
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 1L), release("c1", 2)),
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)),
                 grantedMessages("c2:1:1", "c3:1:1"));
 
         assertEquals(List.of("c4:1:1"), sem.queueOrder());
-        assertEquals(List.of("c2:1:1", "c3:1:1", "c4:1:1"), lua.redis.zrange(sem.places, 0, -1));
-        assertEquals(onePermitEach("c2:1:1", "c3:1:1", "c4:1:1"), sem.asks());
-        assertEquals(Map.of("c1", "1", "c2", "1", "c3", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
-    }
-
-    @Test
-    void release_expiredGrantRecord_isDroppedAndItsClientKeepsThePermits() throws Exception {
-        lua.redis.set(sem.total, "3");
-        hold("c1", 2);
-        hold("c2", 1);   // granted to c2:1:1, whose record then ran out; c2 lives on
-        sem.granted("c2:1:1", 1, 0);
-
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 1L), release("c1", 1)));
-
-        assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "the record is gone");
-        assertEquals(Map.of("c1", "1", "c2", "1", ":sum", "2"), lua.redis.hgetall(sem.holds),
-                "the permit is not taken back from c2");
+        assertEquals(List.of("c4:1:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(onePermitEach("c4:1:1"), sem.asks());
+        assertEquals(Map.of("c1", "1", "c2:1:1", "1", "c3:1:1", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
@@ -456,7 +385,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("dead:1:1", 1, 1, 0);
         sem.asking("c3:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)));
 
         assertEquals(List.of("c3:1:1"), sem.queueOrder());
         assertEquals(List.of("c3:1:1"), lua.redis.zrange(sem.places, 0, -1));
@@ -469,7 +398,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c1", 1);
         sem.asking("dead:1:1", 1, 1, 0);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks), "the purged keys are empty, so gone");
     }
@@ -479,8 +408,50 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "1");
         hold("c1", 1);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), release("c1", 1)));
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
+    }
+
+    /* --------------- idempotence --------------- */
+
+    /** The same release sent twice (a retry after a lost reply) releases once. */
+    @Test
+    void release_sameReleaseTwice_releasesOnce() throws Exception {
+        lua.redis.set(sem.total, "4");
+        hold("c1:1:1", 3);
+        hold("c1:2:1", 1);
+
+        assertEquals(List.of(2L, ""), lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), "c1:1:1=1"));
+        assertEquals(List.of(0L, ""), lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), "c1:1:1=1"));
+
+        assertEquals(Map.of("c1:1:1", "1", "c1:2:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds),
+                "the other grant of the same client is untouched");
+    }
+
+    /** A release naming several grants ends each as told, and reports the ones Redis no longer has. */
+    @Test
+    void release_severalGrantsOneMissing_releasesTheOthersAndReportsIt() throws Exception {
+        lua.redis.set(sem.total, "4");
+        hold("c1:1:1", 2);
+        hold("c1:2:1", 2);
+
+        assertEquals(List.of(3L, "c1:3:1"),
+                lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), "c1:1:1=0 c1:3:1=0 c1:2:1=1"));
+
+        assertEquals(Map.of("c1:2:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of("c1:2:1"), lua.redis.zrange(sem.leases, 0, -1));
+    }
+
+    /** A given-up mark (a grant at 0) is missing to a release: nothing is released for it. */
+    @Test
+    void release_givenUpMark_isReportedMissing() throws Exception {
+        lua.redis.set(sem.total, "2");
+        hold("c1:1:1", 0);
+        hold("c2:1:1", 1);
+
+        assertEquals(List.of(0L, "c1:1:1"), lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), "c1:1:1=0"));
+
+        assertEquals("1", lua.redis.hget(sem.holds, ":sum"));
     }
 }
