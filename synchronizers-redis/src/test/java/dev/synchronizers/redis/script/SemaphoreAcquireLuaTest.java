@@ -136,9 +136,8 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
                 "granted:c2:1:1");
 
         assertEquals(0L, lua.redis.exists(sem.queue), "c1:1:1 left the line, c2:1:1 was served");
-        assertEquals(List.of(ScoredValue.just(end, "c2:1:1")), sem.placeEnds(), "c2:1:1's grant record");
-        assertEquals(Map.of("c2:1:1", "1"), sem.asks());
-        assertEquals(Map.of("holder", "1", "c2", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "a served waiter keeps no place or ask");
+        assertEquals(Map.of("holder", "1", "c2:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
     }
 
     /* --------------- free permits, empty queue --------------- */
@@ -152,9 +151,9 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         long after = lua.serverMillis();
 
         assertEquals(List.of(1L, 3L), reply, "acquired, 3 left for others");
-        assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of("c1"), lua.redis.zrange(sem.leases, 0, -1));
-        assertWithin("c1's lease end", lua.redis.zscore(sem.leases, "c1"), before + LEASE_MS, after + LEASE_MS);
+        assertEquals(Map.of("c1:1:1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of("c1:1:1"), lua.redis.zrange(sem.leases, 0, -1));
+        assertWithin("c1's lease end", lua.redis.zscore(sem.leases, "c1:1:1"), before + LEASE_MS, after + LEASE_MS);
         lua.assertTtlSetSince(sem.holds, LEASE_MS, before);
         lua.assertTtlSetSince(sem.leases, LEASE_MS, before);
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks), "the waiter is not queued");
@@ -168,29 +167,30 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
 
         assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 3));
 
-        assertEquals(Map.of("c1", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
-    void acquire_twoThreadsOfOneClient_addUpUnderTheClient() throws Exception {
+    void acquire_twoThreadsOfOneClient_eachHasItsOwnGrant() throws Exception {
         lua.redis.set(sem.total, "5");
 
         assertEquals(List.of(1L, 3L), acquire("c1", "c1:1:1", 2));
         assertEquals(List.of(1L, 2L), acquire("c1", "c1:2:1", 1));
 
-        assertEquals(Map.of("c1", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of("c1"), lua.redis.zrange(sem.leases, 0, -1));
+        assertEquals(Map.of("c1:1:1", "2", "c1:2:1", "1", ":sum", "3"), lua.redis.hgetall(sem.holds),
+                "never pooled per client");
+        assertEquals(Set.of("c1:1:1", "c1:2:1"), Set.copyOf(lua.redis.zrange(sem.leases, 0, -1)));
     }
 
     @Test
-    void acquire_twoClients_eachHasItsFieldAndLease() throws Exception {
+    void acquire_twoClients_eachHasItsGrantAndLease() throws Exception {
         lua.redis.set(sem.total, "5");
 
         assertEquals(List.of(1L, 3L), acquire("c1", "c1:1:1", 2));
         assertEquals(List.of(1L, 2L), acquire("c2", "c2:1:1", 1));
 
-        assertEquals(Map.of("c1", "2", "c2", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of("c1", "c2"), lua.redis.zrange(sem.leases, 0, -1));
+        assertEquals(Map.of("c1:1:1", "2", "c2:1:1", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of("c1:1:1", "c2:1:1"), lua.redis.zrange(sem.leases, 0, -1));
     }
 
     @Test
@@ -205,7 +205,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
 
         lua.assertTtlSetSince(sem.holds, LONG_LEASE_MS, before);
         lua.assertTtlSetSince(sem.leases, LONG_LEASE_MS, before);
-        assertWithin("c2's lease end", lua.redis.zscore(sem.leases, "c2"), second + LEASE_MS, after + LEASE_MS);
+        assertWithin("c2's lease end", lua.redis.zscore(sem.leases, "c2:1:1"), second + LEASE_MS, after + LEASE_MS);
     }
 
     @Test
@@ -216,18 +216,15 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     }
 
     @Test
-    void acquire_freePermitsButOnlyGrantRecordsOfOthers_acquiresDirectly() throws Exception {
+    void acquire_freePermitsButOnlyUnclaimedGrantsOfOthers_acquiresDirectly() throws Exception {
         // A grant record is not in the queue: it does not stand in the line.
         lua.redis.set(sem.total, "3");
         long end = lua.farEnd();
-        hold("c2", 1, end);
-        granted("c2:1:1", 1, end);
+        hold("c2:1:1", 1, end);   // served from the line, not yet claimed
 
         assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2));
 
-        assertEquals(Map.of("c1", "2", "c2", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(end, "c2:1:1")), sem.placeEnds(), "the record stays");
-        assertEquals(Map.of("c2:1:1", "1"), sem.asks());
+        assertEquals(Map.of("c1:1:1", "2", "c2:1:1", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
     }
 
     /* --------------- not enough: queueing --------------- */
@@ -376,10 +373,11 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
 
         long before = lua.serverMillis();
         assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2));
+        long after = lua.serverMillis();
 
-        assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(end, "c1")), lua.redis.zrangeWithScores(sem.leases, 0, -1),
-                "served from the line: leased until its place would have ended");
+        assertEquals(Map.of("c1:1:1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertWithin("claimed by its own call: a full lease from now, as the caller counts it",
+                lua.redis.zscore(sem.leases, "c1:1:1"), before + LEASE_MS, after + LEASE_MS);
         lua.assertTtlSetSince(sem.holds, end - before, before);
         lua.assertTtlSetSince(sem.leases, end - before, before);
         assertEquals(List.of("c2:1:1"), sem.queueOrder());
@@ -413,12 +411,10 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
                 "granted:c2:1:1", "granted:c3:1:1");
 
         assertEquals(0L, lua.redis.exists(sem.queue), "everyone was served");
-        assertEquals(List.of(ScoredValue.just(end, "c2:1:1"), ScoredValue.just(end, "c3:1:1")), sem.placeEnds(),
-                "the others keep their grant records until they claim");
-        assertEquals(Map.of("c2:1:1", "1", "c3:1:1", "1"), sem.asks());
-        assertEquals(Map.of("c1", "1", "c2", "1", "c3", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(end, "c1"), ScoredValue.just(end, "c2"), ScoredValue.just(end, "c3")),
-                lua.redis.zrangeWithScores(sem.leases, 0, -1));
+        assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "the others' grants are their records");
+        assertEquals(Map.of("c1:1:1", "1", "c2:1:1", "1", "c3:1:1", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(List.of(ScoredValue.just(end, "c2:1:1"), ScoredValue.just(end, "c3:1:1")),
+                lua.redis.zrangeWithScores(sem.leases, 1, -1), "the others leased until their places would end");
     }
 
     @Test
@@ -445,8 +441,8 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c2", "c2:1:1", 1, PLACE_MS), "granted:c1:1:1");
 
         assertEquals(List.of("c2:1:1"), sem.queueOrder(), "the caller queued: nothing was left for it");
-        assertEquals(Map.of("live", "1", "c1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
-        assertEquals(Map.of("c1:1:1", "1", "c2:1:1", "1"), sem.asks(), "c1:1:1's grant record and c2:1:1's ask");
+        assertEquals(Map.of("live", "1", "c1:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2:1:1", "1"), sem.asks(), "only c2:1:1's ask");
     }
 
     @Test
@@ -481,7 +477,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
-        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds), "nothing is booked for c0");
+        assertEquals(Map.of("c1:1:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds), "nothing is booked for c0");
     }
 
     @Test
@@ -493,25 +489,23 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
-        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
     }
 
     /* --------------- claiming a grant --------------- */
 
     @Test
-    void acquire_grantedWhileWaiting_claimsDropsTheRecordAndBooksNothingMore() throws Exception {
+    void acquire_grantedWhileWaiting_claimsAndBooksNothingMore() throws Exception {
         lua.redis.set(sem.total, "2");
         long end = lua.farEnd();
-        hold("c1", 2, end);   // booked when c1:1:1 was served
-        granted("c1:1:1", 2, end);
+        hold("c1:1:1", 2, end);   // its grant, made when c1:1:1 was served
         asking("c2:1:1", 1, 1, end);
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2)));
 
-        assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds), "the permits are not booked twice");
-        assertEquals(List.of(ScoredValue.just(end, "c1")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
+        assertEquals(Map.of("c1:1:1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds), "the permits are not booked twice");
         assertEquals(List.of("c2:1:1"), sem.queueOrder());
-        assertEquals(List.of(ScoredValue.just(end, "c2:1:1")), sem.placeEnds(), "c1:1:1's record is gone");
+        assertEquals(List.of(ScoredValue.just(end, "c2:1:1")), sem.placeEnds());
         assertEquals(Map.of("c2:1:1", "1"), sem.asks());
     }
 
@@ -520,14 +514,13 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         // Served when its place had 5 s left: the caller counts its lease from the claim, so Redis must too.
         lua.redis.set(sem.total, "2");
         long placeEnd = lua.serverMillis() + 5_000;
-        sem.hold("c1", 2, placeEnd, 5_000);
-        granted("c1:1:1", 2, placeEnd);
+        sem.hold("c1:1:1", 2, placeEnd, 5_000);
 
         long before = lua.serverMillis();
         assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2));
         long after = lua.serverMillis();
 
-        assertWithin("c1's lease end", lua.redis.zscore(sem.leases, "c1"), before + LEASE_MS, after + LEASE_MS);
+        assertWithin("c1's lease end", lua.redis.zscore(sem.leases, "c1:1:1"), before + LEASE_MS, after + LEASE_MS);
         lua.assertTtlSetSince(sem.holds, LEASE_MS, before);
         lua.assertTtlSetSince(sem.leases, LEASE_MS, before);
     }
@@ -536,25 +529,10 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     void acquire_grantedWhileWaiting_repliesWhatIsLeftForOthers() throws Exception {
         lua.redis.set(sem.total, "5");
         long end = lua.farEnd();
-        hold("c1", 2, end);
-        granted("c1:1:1", 2, end);
+        hold("c1:1:1", 2, end);
 
         assertEquals(List.of(1L, 3L), acquire("c1", "c1:1:1", 2));
 
-        assertEquals(0L, lua.redis.exists(sem.places, sem.asks));
-    }
-
-    @Test
-    void acquire_ownGrantRecordExpired_cannotClaimIt() throws Exception {
-        // The record ran out before the waiter came to claim it: it queues again.
-        lua.redis.set(sem.total, "1");
-        hold("c1", 1, lua.farEnd());
-        granted("c1:1:1", 1, 0);
-
-        queuedAttempt("c1", "c1:1:1", 1, PLACE_MS);
-
-        assertEquals(List.of("c1:1:1"), sem.queueOrder());
-        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
     }
 
     /* --------------- purges --------------- */
@@ -567,9 +545,9 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
 
         assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2));
 
-        assertEquals(Map.of("live", "1", "c1", "2", ":sum", "3"), lua.redis.hgetall(sem.holds),
+        assertEquals(Map.of("live", "1", "c1:1:1", "2", ":sum", "3"), lua.redis.hgetall(sem.holds),
                 "the dead client's field is gone and ':sum' no longer counts it");
-        assertEquals(Set.of("live", "c1"), Set.copyOf(lua.redis.zrange(sem.leases, 0, -1)));
+        assertEquals(Set.of("live", "c1:1:1"), Set.copyOf(lua.redis.zrange(sem.leases, 0, -1)));
     }
 
     @Test
@@ -595,7 +573,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks),
                 "the dead waiter was purged, c1:1:1 was served and claimed");
-        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
@@ -616,18 +594,30 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         assertEquals("1", lua.redis.hget(sem.asks, "c1:1:1"));
     }
 
+
+    /* --------------- replays and given-up acquisitions --------------- */
+
+    /** The same acquire run twice (a replay) takes once: the second run claims the same grant. */
     @Test
-    void acquire_expiredGrantRecordOfAnotherWaiter_isDroppedAndItsClientKeepsThePermits() throws Exception {
-        lua.redis.set(sem.total, "2");
-        long end = lua.farEnd();
-        hold("c2", 1, end);   // c2 holds the permit granted to c2:1:1, and stays alive
-        granted("c2:1:1", 1, 0);
+    void acquire_sameWaiterTwice_takesOnce() throws Exception {
+        lua.redis.set(sem.total, "5");
 
-        assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1));
+        assertEquals(List.of(1L, 3L), acquire("c1", "c1:1:1", 2));
+        assertEquals(List.of(1L, 3L), acquire("c1", "c1:1:1", 2));
 
-        assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "the record is gone");
-        assertEquals(Map.of("c1", "1", "c2", "1", ":sum", "2"), lua.redis.hgetall(sem.holds),
-                "the permit is not taken back from c2");
-        assertEquals(ScoredValue.just(end, "c2"), lua.redis.zrangeWithScores(sem.leases, -1, -1).get(0));
+        assertEquals(Map.of("c1:1:1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
+    }
+
+    /** An acquire that runs after its acquisition was given up neither takes permits nor queues. */
+    @Test
+    void acquire_afterTheAcquisitionWasGivenUp_returnsMinusTwoAndChangesNothing() throws Exception {
+        lua.redis.set(sem.total, "1");
+        hold("holder", 1, lua.farEnd());
+        hold("c1:1:1", 0, lua.farEnd());   // the given-up mark semaphore-leave.lua writes
+
+        assertEquals(List.of(-2L, 0L), acquire("c1", "c1:1:1", 1));
+
+        assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks), "not queued");
+        assertEquals("1", lua.redis.hget(sem.holds, ":sum"));
     }
 }

@@ -81,15 +81,27 @@ class SemaphoreTryLuaTest extends LuaTestBase {
         assertEquals((double) end, lua.redis.zscore(sem.places, "c0:1"));
     }
 
+    /** The same try sent twice (a replay) takes once: the second run reports what the first took. */
     @Test
-    void try_clientAlreadyHolding_addsUp() throws Exception {
+    void try_sameGrantTwice_takesOnce() throws Exception {
         lua.redis.set(sem.total, "5");
-        hold("c1", 2, lua.farEnd());
-        hold("c2", 1, lua.farEnd());
+        hold("c2:1:1", 1, lua.farEnd());
 
-        assertEquals(List.of(1L, 2L), tryAcquire("c1", 2));
+        assertEquals(List.of(1L, 2L), tryAcquire("c1:1:1", 2));
+        assertEquals(List.of(1L, 2L), tryAcquire("c1:1:1", 2));
 
-        assertHoldings(Map.of("c1", "4", "c2", "1", ":sum", "5"), Set.of("c1", "c2"));
+        assertHoldings(Map.of("c1:1:1", "2", "c2:1:1", "1", ":sum", "3"), Set.of("c1:1:1", "c2:1:1"));
+    }
+
+    /** A try that runs after its acquisition was given up (semaphore-leave.lua) changes nothing. */
+    @Test
+    void try_afterTheAcquisitionWasGivenUp_returnsMinusTwoAndTakesNothing() throws Exception {
+        lua.redis.set(sem.total, "5");
+        hold("c1:1:1", 0, lua.farEnd());
+
+        assertEquals(List.of(-2L, 0L), tryAcquire("c1:1:1", 2));
+
+        assertEquals("0", lua.redis.hget(sem.holds, ":sum"));
     }
 
     @Test
