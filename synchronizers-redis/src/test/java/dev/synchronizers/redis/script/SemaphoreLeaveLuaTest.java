@@ -2,6 +2,7 @@ package dev.synchronizers.redis.script;
 
 import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lettuce.core.ScoredValue;
 import java.util.List;
@@ -71,21 +72,48 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
     }
 
     @Test
-    void leave_queuedWaiter_givesBackNothing() throws Exception {
+    void leave_queuedWaiter_givesBackNothingOfItsClientsOtherGrants() throws Exception {
         lua.redis.set(sem.total, "2");
-        hold("c1", 2);
+        hold("c1:1:1", 2);
         asking(1, "c1:2:1");
 
         assertEquals(1L, leave("c1:2:1"));
 
-        assertEquals(Map.of("c1", "2", ":sum", "2"), lua.redis.hgetall(sem.holds), "its client's holdings are its own");
-        assertEquals(List.of(ScoredValue.just(farEnd, "c1")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
+        assertEquals(Map.of("c1:1:1", "2", "c1:2:1", "0", ":sum", "2"), lua.redis.hgetall(sem.holds),
+                "the other grant is untouched; the leaver is marked given up");
     }
 
-    /* --------------- no place --------------- */
+    /* --------------- the given-up mark --------------- */
+
+    /** A leave marks the acquisition given up (0 permits) for keep_ms, so that a late run of it changes nothing. */
+    @Test
+    void leave_nothingThere_marksTheAcquisitionGivenUpForKeepMs() throws Exception {
+        long before = lua.serverMillis();
+        assertEquals(0L, leave("c1:1:1"));
+        long after = lua.serverMillis();
+
+        assertEquals(Map.of("c1:1:1", "0"), lua.redis.hgetall(sem.holds));
+        double end = lua.redis.zscore(sem.leases, "c1:1:1");
+        assertTrue(end >= before + KEEP_MS && end <= after + KEEP_MS, "marked until keep_ms from now: " + end);
+        lua.assertTtlSetSince(sem.holds, KEEP_MS, before);
+        assertEquals(0L, lua.redis.exists(sem.total, sem.queue, sem.places, sem.asks));
+    }
+
+    /** Leaving twice is leaving once. */
+    @Test
+    void leave_twice_givesBackOnce() throws Exception {
+        lua.redis.set(sem.total, "3");
+        hold("c1:1:1", 2);
+        hold("c2:1:1", 1);
+
+        assertEquals(2L, leave("c1:1:1"));
+        assertEquals(0L, leave("c1:1:1"));
+
+        assertEquals(Map.of("c1:1:1", "0", "c2:1:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+    }
 
     @Test
-    void leave_waiterWithNoPlace_returnsZeroAndChangesNothing() throws Exception {
+    void leave_waiterWithNoPlace_returnsZeroAndLeavesTheLineAsItIs() throws Exception {
         lua.redis.set(sem.total, "1");
         hold("holder", 1);
         asking(1, "c1:1:1");
@@ -95,112 +123,47 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         assertEquals(List.of("c1:1:1"), sem.queueOrder());
         assertEquals(List.of(ScoredValue.just(farEnd, "c1:1:1")), sem.placeEnds());
         assertEquals(Map.of("c1:1:1", "1"), sem.asks());
-        assertEquals(Map.of("holder", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("holder", "1", "c9:1:1", "0", ":sum", "1"), lua.redis.hgetall(sem.holds));
     }
 
+    /* --------------- a waiter holding a grant --------------- */
+
+    /** Served from the line and not yet claimed (or its acquire's reply was lost): the grant goes back. */
     @Test
-    void leave_emptyQueue_returnsZeroAndCreatesNothing() throws Exception {
-        assertEquals(0L, leave("c1:1:1"));
-
-        assertEquals(0L, lua.redis.exists(sem.total, sem.holds, sem.leases, sem.queue, sem.places, sem.asks));
-    }
-
-    @Test
-    void leave_grantRecordAlreadyPurged_returnsZeroAndItsClientKeepsThePermits() throws Exception {
-        // c1:1:1 was granted 1 permit; its record ran out and an earlier script dropped it.
-        lua.redis.set(sem.total, "2");
-        hold("c1", 1);
-
-        assertEquals(0L, leave("c1:1:1"));
-
-        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(farEnd, "c1")), lua.redis.zrangeWithScores(sem.leases, 0, -1));
-    }
-
-    @Test
-    void leave_grantRecordExpiredButNotYetPurged_isStillGivenBack() throws Exception {
-        // The leaving waiter is looked up before the purge: its record still names the permits.
-        lua.redis.set(sem.total, "2");
-        hold("c1", 2);
-        sem.granted("c1:1:1", 1, 0);
-
-        assertEquals(2L, leave("c1:1:1"));
-
-        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
-        assertEquals(0L, lua.redis.exists(sem.places, sem.asks));
-    }
-
-    /* --------------- a granted waiter --------------- */
-
-    @Test
-    void leave_grantedWaiter_returnsTwoGivesItsPermitsBackAndDropsItsRecord() throws Exception {
+    void leave_waiterHoldingAGrant_returnsTwoAndGivesItBack() throws Exception {
         lua.redis.set(sem.total, "3");
-        hold("c1", 3);   // 1 of its own, 2 granted to c1:1:1
-        sem.granted("c1:1:1", 2, farEnd);
+        hold("c1:1:1", 2);
+        hold("c1:2:1", 1);
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(2L, leave("c1:1:1")));
 
-        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of(ScoredValue.just(farEnd, "c1")), lua.redis.zrangeWithScores(sem.leases, 0, -1),
-                "the client still holds one: its lease stays");
-        assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "the record is gone");
+        assertEquals(Map.of("c1:1:1", "0", "c1:2:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds),
+                "the client's other grant stays");
     }
 
     @Test
-    void leave_grantedWaiterWhoseClientThenHoldsNothing_removesTheClientsFieldAndLease() throws Exception {
-        lua.redis.set(sem.total, "3");
-        hold("c1", 2);
-        hold("c2", 1);
-        sem.granted("c1:1:1", 2, farEnd);
-
-        assertEquals(2L, leave("c1:1:1"));
-
-        assertEquals(Map.of("c2", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of("c2"), lua.redis.zrange(sem.leases, 0, -1));
-    }
-
-    @Test
-    void leave_grantedWaiterOfTheLastHolder_deletesHoldsAndLeases() throws Exception {
+    void leave_grantExpiredButNotYetPurged_isPurgedAndNotCountedTwice() throws Exception {
         lua.redis.set(sem.total, "2");
-        hold("c1", 2);
-        sem.granted("c1:1:1", 2, farEnd);
+        sem.hold("c1:1:1", 2, 0, LONG_LEASE_MS);
 
-        assertEquals(2L, leave("c1:1:1"));
+        assertEquals(0L, leave("c1:1:1"));
 
-        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases, sem.places, sem.asks));
+        assertEquals(Map.of("c1:1:1", "0", ":sum", "0"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
-    void leave_grantedWaiterAskingMoreThanItsClientStillHolds_givesBackOnlyWhatIsHeld() throws Exception {
-        // c1's other permits went with an earlier release: only 1 of the 2 granted is still booked.
-        lua.redis.set(sem.total, "3");
-        hold("c1", 1);
-        hold("c2", 1);
-        sem.granted("c1:1:1", 2, farEnd);
-
-        assertEquals(2L, leave("c1:1:1"));
-
-        assertEquals(Map.of("c2", "1", ":sum", "1"), lua.redis.hgetall(sem.holds),
-                "':sum' drops by what c1 held, not by the ask");
-        assertEquals(List.of("c2"), lua.redis.zrange(sem.leases, 0, -1));
-    }
-
-    @Test
-    void leave_grantedWaiter_passesItsPermitsOnToTheLine() throws Exception {
+    void leave_waiterHoldingAGrant_passesItsPermitsOnToTheLine() throws Exception {
         lua.redis.set(sem.total, "2");
-        hold("c1", 2);
-        sem.granted("c1:1:1", 2, farEnd);
+        hold("c1:1:1", 2);
         asking(1, "c2:1:1", "c3:1:1", "c4:1:1");
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(2L, leave("c1:1:1")),
                 "granted:c2:1:1", "granted:c3:1:1");
 
         assertEquals(List.of("c4:1:1"), sem.queueOrder());
-        assertEquals(Map.of("c2", "1", "c3", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
-        assertEquals(List.of("c2", "c3"), lua.redis.zrange(sem.leases, 0, -1));
-        assertEquals(Map.of("c2:1:1", "1", "c3:1:1", "1", "c4:1:1", "1"), sem.asks(),
-                "grant records for the served, an ask for the one still queued");
-        assertEquals(List.of("c2:1:1", "c3:1:1", "c4:1:1"), lua.redis.zrange(sem.places, 0, -1));
+        assertEquals(Map.of("c1:1:1", "0", "c2:1:1", "1", "c3:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c4:1:1", "1"), sem.asks(), "an ask only for the one still queued");
+        assertEquals(List.of("c4:1:1"), lua.redis.zrange(sem.places, 0, -1));
     }
 
     /* --------------- serving the line --------------- */
@@ -216,8 +179,8 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "granted:c2:1:1");
 
         assertEquals(List.of("c3:1:1"), sem.queueOrder());
-        assertEquals(Map.of("holder", "1", "c2", "2", ":sum", "3"), lua.redis.hgetall(sem.holds));
-        assertEquals(Map.of("c2:1:1", "2", "c3:1:1", "1"), sem.asks());
+        assertEquals(Map.of("holder", "1", "c1:1:1", "0", "c2:1:1", "2", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c3:1:1", "1"), sem.asks());
     }
 
     @Test
@@ -232,9 +195,8 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "granted:c3:1:1");
 
         assertEquals(0L, lua.redis.exists(sem.queue));
-        assertEquals(List.of("c3:1:1"), lua.redis.zrange(sem.places, 0, -1));
-        assertEquals(Map.of("c3:1:1", "2"), sem.asks());
-        assertEquals(Map.of("holder", "1", "c3", "2", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(0L, lua.redis.exists(sem.places, sem.asks));
+        assertEquals(Map.of("holder", "1", "c1:1:1", "0", "c3:1:1", "2", ":sum", "3"), lua.redis.hgetall(sem.holds));
     }
 
     @Test
@@ -268,7 +230,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(0L, leave("c9:1:1")), "granted:c1:1:1");
 
-        assertEquals(Map.of("c1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "1", "c9:1:1", "0", ":sum", "1"), lua.redis.hgetall(sem.holds));
         assertEquals(0L, lua.redis.exists(sem.queue));
     }
 
@@ -284,6 +246,6 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "c2:1:1");
 
         assertEquals(List.of("c2:1:1", "c3:1:1"), sem.queueOrder());
-        assertEquals(Map.of("holder", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("holder", "1", "c1:1:1", "0", ":sum", "1"), lua.redis.hgetall(sem.holds));
     }
 }
