@@ -87,6 +87,8 @@ final class RedisLock implements DistributedLock {
     private final Object pinTarget;
     /** For a write lock, its read lock, to refuse an upgrade; otherwise null. */
     private volatile RedisLock readHalf;
+    /** The other half of a read-write lock, which a force frees too; otherwise null. */
+    private volatile RedisLock otherHalf;
     /** This client's holds, by thread id. */
     private final Map<Long, Hold> holds = new ConcurrentHashMap<>();
     /** Threads of this client inside an acquire of this lock, for {@link #giveBack}. */
@@ -111,6 +113,11 @@ final class RedisLock implements DistributedLock {
                 ? LockKeys.fair(machinery.keyPrefix, name)
                 : LockKeys.of(machinery.keyPrefix, name);
         return new RedisLock(name, policy, keys, machinery, null);
+    }
+
+    /** Makes {@code other} this lock's other half: the two share keys, so a force ends both halves' holds. */
+    void pairWith(RedisLock other) {
+        this.otherHalf = other;
     }
 
     /** Makes this write lock refuse to be taken by a thread that holds only {@code read}. */
@@ -607,14 +614,23 @@ final class RedisLock implements DistributedLock {
     public boolean forceUnlock() {
         machinery.checkOpen();
         // Only holds taken before the force can be its victims; one taken right after it is live.
+        // A read-write lock's force frees both halves, so both halves' holders are its victims.
+        RedisLock other = otherHalf;
         List<Hold> before = List.copyOf(holds.values());
+        List<Hold> otherBefore = other == null ? List.of() : List.copyOf(other.holds.values());
         long released = machinery.<Long>await(machinery.scripts.run(policy.forceUnlock, keys.keysFor(policy.forceUnlock)),
                 "force-unlock " + kind + " '" + name + "'");
         // This client's own holders learn at once; other clients' at their watchdog's next tick.
         for (Hold held : before) {
             machinery.watchdog.declareLost(held.lease, LostHold.Cause.GONE);
         }
+        for (Hold held : otherBefore) {
+            machinery.watchdog.declareLost(held.lease, LostHold.Cause.GONE);
+        }
         acquirer.wakeHead();
+        if (other != null) {
+            other.acquirer.wakeHead();
+        }
         return released == 1L;
     }
 

@@ -37,6 +37,8 @@ final class RedisReadWriteLock implements DistributedReadWriteLock {
         this.read = new RedisLock(name, LockPolicy.READ, keys, machinery, this);
         this.write = new RedisLock(name, LockPolicy.WRITE, keys, machinery, this);
         write.refuseUpgradeFrom(read);
+        read.pairWith(write);
+        write.pairWith(read);
     }
 
     @Override

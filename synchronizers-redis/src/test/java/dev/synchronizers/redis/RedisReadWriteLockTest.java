@@ -338,6 +338,47 @@ class RedisReadWriteLockTest {
 
     /* --------------- helpers --------------- */
 
+    /* --------------- forceUnlock --------------- */
+
+    /**
+     * forceUnlock() on either half frees both, so the holders of both halves in this JVM learn at
+     * once: their hold is lost (listener told, isHeldByCurrentThread() false, unlock() throws).
+     */
+    @Test
+    void forceUnlock_onTheWriteLockWhileThisClientReads_readersLearnAtOnce() throws Exception {
+        java.util.concurrent.BlockingQueue<dev.synchronizers.LostHold> lost = new java.util.concurrent.LinkedBlockingQueue<>();
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(redis.server().uri())
+                .keyPrefix(prefix).lease(Duration.ofSeconds(30)).lostHoldListener(lost::add).build());
+        DistributedReadWriteLock rw = client.readWriteLock(name);
+        rw.readLock().lock();
+
+        assertTrue(rw.writeLock().forceUnlock());
+        assertFalse(rw.readLock().isHeldByCurrentThread(), "the reader knows at once");
+
+        dev.synchronizers.LostHold report = lost.poll(10, TimeUnit.SECONDS);
+        assertTrue(report != null && report.kind().equals("read lock"), "the reader was told at once: " + report);
+        assertFalse(rw.readLock().isHeldByCurrentThread());
+        assertThrows(dev.synchronizers.LostHoldException.class, rw.readLock()::unlock);
+    }
+
+    /** The same from the other side: forceUnlock() on the read lock tells this client's writer. */
+    @Test
+    void forceUnlock_onTheReadLockWhileThisClientWrites_theWriterLearnsAtOnce() throws Exception {
+        java.util.concurrent.BlockingQueue<dev.synchronizers.LostHold> lost = new java.util.concurrent.LinkedBlockingQueue<>();
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(redis.server().uri())
+                .keyPrefix(prefix).lease(Duration.ofSeconds(30)).lostHoldListener(lost::add).build());
+        DistributedReadWriteLock rw = client.readWriteLock(name);
+        rw.writeLock().lock();
+
+        assertTrue(rw.readLock().forceUnlock());
+        assertFalse(rw.writeLock().isHeldByCurrentThread(), "the writer knows at once");
+
+        dev.synchronizers.LostHold report = lost.poll(10, TimeUnit.SECONDS);
+        assertTrue(report != null && report.kind().equals("write lock"), "the writer was told at once: " + report);
+        assertFalse(rw.writeLock().isHeldByCurrentThread());
+        assertThrows(dev.synchronizers.LostHoldException.class, rw.writeLock()::unlock);
+    }
+
     private RedisSynchronizers client(String uri) {
         RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
                 .lease(Duration.ofSeconds(30)).build();
