@@ -5,16 +5,18 @@ package dev.synchronizers.redis;
  * key names for a latch.
  *
  * @param latch the count; exists only while it is above zero, and then has no TTL
+ * @param epoch when the count last reached zero (server time in microseconds); leased
  * @param wakeups the channel reaching zero publishes to
  */
-record LatchKeys(String latch, String wakeups) {
+record LatchKeys(String latch, String epoch, String wakeups) {
 
     static LatchKeys of(String prefix, String name) {
         String base = HashTag.base(prefix, "latch", name);
-        return new LatchKeys(base, base + ":wake");
+        return new LatchKeys(base, base + ":epoch", base + ":wake");
     }
 
-    String[] both() {
-        return new String[] {latch, wakeups};
+    /** The keys of latch-count-down.lua and latch-delete.lua. */
+    String[] all() {
+        return new String[] {latch, epoch, wakeups};
     }
 }

@@ -2,6 +2,8 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedCountDownLatch;
 import dev.synchronizers.redis.script.Script;
+import io.lettuce.core.KeyValue;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
@@ -16,6 +18,9 @@ import java.util.concurrent.TimeUnit;
  * least once per client lease.
  */
 final class RedisCountDownLatch implements DistributedCountDownLatch {
+
+    /** How long the epoch of a crossing outlives it: far longer than any waiter takes to look again. */
+    private static final String EPOCH_KEEP_MILLIS = Long.toString(TimeUnit.DAYS.toMillis(1));
 
     private final String name;
     private final LatchKeys keys;
@@ -52,7 +57,7 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     @Override
     public void countDown() {
         machinery.checkOpen();
-        machinery.<Long>await(machinery.scripts.run(Script.LATCH_COUNT_DOWN, keys.both()),
+        machinery.<Long>await(machinery.scripts.run(Script.LATCH_COUNT_DOWN, keys.all(), EPOCH_KEEP_MILLIS),
                 "count down latch '" + name + "'");
     }
 
@@ -66,7 +71,7 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     @Override
     public boolean delete() {
         machinery.checkOpen();
-        return machinery.<Long>await(machinery.scripts.run(Script.LATCH_DELETE, keys.both()),
+        return machinery.<Long>await(machinery.scripts.run(Script.LATCH_DELETE, keys.all(), EPOCH_KEEP_MILLIS),
                 "delete latch '" + name + "'") == 1L;
     }
 
@@ -84,13 +89,24 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     private boolean awaitZero(long timeoutNanos) throws InterruptedException {
         machinery.checkOpen();
         String waiter = machinery.currentOwner();
-        // "Acquired" is "the count is zero"; a count above zero has no lease to wait for, so the
-        // waiter sleeps until the release message, a reconnect, or the re-check interval.
+        // "Acquired" is "the count reached zero since the wait began": zero now, or an epoch (the
+        // time of the last crossing) later than the one the first try saw, so that a latch armed
+        // again before this waiter looked still lets it go, as CountDownLatch's await would. A
+        // count above zero has no lease to wait for, so the waiter sleeps until the release
+        // message, a reconnect, or the re-check interval.
+        long[] startEpoch = {-1};
         return acquirer.acquire(new Acquirer.Step() {
             @Override
             public Attempt attempt(boolean subscribed) {
                 long sent = System.nanoTime();
-                return getCount() == 0 ? new Attempt(true, -1, 0, sent) : new Attempt(false, -1, -1, sent);
+                List<KeyValue<String, String>> read = machinery.await(machinery.redis.mget(keys.latch(), keys.epoch()),
+                        "read latch '" + name + "'");
+                long epoch = read.get(1).hasValue() ? Long.parseLong(read.get(1).getValue()) : 0;
+                if (startEpoch[0] < 0) {
+                    startEpoch[0] = epoch;
+                }
+                boolean zero = !read.get(0).hasValue() || Long.parseLong(read.get(0).getValue()) <= 0;
+                return zero || epoch > startEpoch[0] ? new Attempt(true, -1, 0, sent) : new Attempt(false, -1, -1, sent);
             }
 
             @Override

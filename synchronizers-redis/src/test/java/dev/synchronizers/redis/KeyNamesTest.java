@@ -58,7 +58,7 @@ class KeyNamesTest {
         SemaphoreKeys semaphore = SemaphoreKeys.of(PREFIX, name);
         all.add(List.of(semaphore.total(), semaphore.holds(), semaphore.leases(), semaphore.queue(),
                 semaphore.places(), semaphore.asks(), semaphore.wakeups()));
-        all.add(Arrays.asList(LatchKeys.of(PREFIX, name).both()));
+        all.add(Arrays.asList(LatchKeys.of(PREFIX, name).all()));
         return all;
     }
 }

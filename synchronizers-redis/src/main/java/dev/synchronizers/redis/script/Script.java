@@ -40,8 +40,8 @@ public enum Script {
     SEMAPHORE_RENEW("semaphore-renew.lua", 2, 1, 1, ScriptOutputType.MULTI),
     SEMAPHORE_AVAILABLE("semaphore-available.lua", 3, 0, ScriptOutputType.INTEGER),
     LATCH_SET("latch-set.lua", 1, 1, ScriptOutputType.INTEGER),
-    LATCH_COUNT_DOWN("latch-count-down.lua", 2, 0, ScriptOutputType.INTEGER),
-    LATCH_DELETE("latch-delete.lua", 2, 0, ScriptOutputType.INTEGER);
+    LATCH_COUNT_DOWN("latch-count-down.lua", 3, 1, ScriptOutputType.INTEGER),
+    LATCH_DELETE("latch-delete.lua", 3, 1, ScriptOutputType.INTEGER);
 
     /** The {@link #keys} of a batched script: it takes any number of items. */
     public static final int BATCHED = -1;

@@ -13,17 +13,22 @@ import org.junit.jupiter.api.Test;
 @Tag("redis")
 class LatchDeleteLuaTest extends LuaTestBase {
 
+    /** How long the epoch of a crossing is kept in these tests. */
+    private static final long KEEP_MS = 60_000;
+
     private String latch;
+    private String epoch;
     private String wakeups;
 
     @BeforeEach
     void names() {
         latch = base + ":latch";
+        epoch = base + ":epoch";
         wakeups = base + ":wake";
     }
 
     private long delete() throws Exception {
-        return lua.<Long>run(Script.LATCH_DELETE, new String[] {latch, wakeups});
+        return lua.<Long>run(Script.LATCH_DELETE, new String[] {latch, epoch, wakeups}, Long.toString(KEEP_MS));
     }
 
     @Test
@@ -50,5 +55,15 @@ class LatchDeleteLuaTest extends LuaTestBase {
             assertEquals(1L, delete());
             assertEquals(0L, delete());
         }, "released");
+    }
+
+    /** A deletion marks a crossing like a count-down to zero does, for waiters that look late. */
+    @Test
+    void delete_latchCountingDown_setsTheEpoch() throws Exception {
+        lua.redis.set(latch, "2");
+
+        assertEquals(1L, delete());
+
+        assertEquals(1L, lua.redis.exists(epoch));
     }
 }

@@ -148,10 +148,10 @@ class ScriptRegistryTest extends LuaTestBase {
             assertArity(() -> registry.run(Script.SEMAPHORE_AVAILABLE, two));
             assertArity(() -> registry.run(Script.LATCH_SET, one));
             assertArity(() -> registry.run(Script.LATCH_SET, two, "3"));
+            assertArity(() -> registry.run(Script.LATCH_COUNT_DOWN, three));
             assertArity(() -> registry.run(Script.LATCH_COUNT_DOWN, two, "1"));
-            assertArity(() -> registry.run(Script.LATCH_COUNT_DOWN, one));
-            assertArity(() -> registry.run(Script.LATCH_DELETE, three));
-            assertArity(() -> registry.run(Script.LATCH_DELETE, two, "extra"));
+            assertArity(() -> registry.run(Script.LATCH_DELETE, four, "1"));
+            assertArity(() -> registry.run(Script.LATCH_DELETE, three, "1", "extra"));
             // Batched, two keys per item, like fair-lock-renew-place.lua.
             assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, three, "1000", "c1", "c1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_RENEW, four, "1000", "c1"));
