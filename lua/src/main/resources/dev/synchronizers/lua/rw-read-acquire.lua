@@ -52,8 +52,10 @@ elseif not writes_self then
   end
 end
 if blocked_wait then
-  -- Never shorten the mark another waiting reader set.
-  redis.call('SET', rwait, 1, 'PX', math.max(lease_ms, redis.call('PTTL', rwait)))
+  -- The reader sleeps up to blocked_wait (the writer's remaining lease, or the first writer's
+  -- place), which may be far longer than its own lease: the mark must last as long, or the
+  -- writer's release would find no mark and wake nobody. Never shorten the mark another reader set.
+  redis.call('SET', rwait, 1, 'PX', math.max(lease_ms, blocked_wait, redis.call('PTTL', rwait)))
   return {0, blocked_wait}
 end
 

@@ -338,6 +338,38 @@ class RedisReadWriteLockTest {
 
     /* --------------- helpers --------------- */
 
+    /* --------------- waking readers --------------- */
+
+    /**
+     * A reader waits for a writer whose lease is far longer than the reader's (a fixed 90 s lease;
+     * the reader's client leases for 1 s). The reader sleeps for the writer's remaining lease, so
+     * its "readers wait" mark must outlive its own lease: the writer's release after that must
+     * still wake it.
+     */
+    @Test
+    void readLock_writerWithALongerLeaseReleasesAfterTheReadersLease_readerIsWoken() throws Exception {
+        String uri = redis.server().uri();
+        DistributedReadWriteLock writerSide = client(uri).readWriteLock(name);
+        RedisSynchronizers readerClient = opened.add(RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
+                .lease(Duration.ofSeconds(1)).build());
+        DistributedReadWriteLock readerSide = readerClient.readWriteLock(name);
+        writerSide.writeLock().lock(90, TimeUnit.SECONDS);
+
+        // lock(), not tryLock(timeout): a timed wait tries once more at its deadline and would
+        // pass without any wake-up.
+        Background<Boolean> reader = Background.start("reader", () -> {
+            readerSide.readLock().lock();
+            readerSide.readLock().unlock();
+            return true;
+        });
+        Await.parked(reader.thread());
+        // The scenario is time passing: past the reader's own 1 s lease, while it sleeps.
+        Thread.sleep(2_500);
+        writerSide.writeLock().unlock();
+
+        assertTrue(reader.get(), "the reader was woken by the writer's release");
+    }
+
     /* --------------- forceUnlock --------------- */
 
     /**

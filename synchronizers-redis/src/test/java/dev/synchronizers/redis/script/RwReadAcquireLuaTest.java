@@ -44,7 +44,7 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
         assertEquals(0L, reply.get(0), () -> "a reader waits behind a waiting writer, replied " + reply);
         RwFixture.assertWaitUntil((Long) reply.get(1), end, before, after);
         assertEquals("1", lua.redis.get(rw.rwait));
-        lua.assertTtlSetSince(rw.rwait, READ_LEASE_MS, before);
+        lua.assertTtlSetSince(rw.rwait, end - before, before);   // as long as the reader may sleep, past its own lease
         assertEquals(0L, lua.redis.exists(rw.readers, rw.rtokens, rw.token, rw.write), "nothing is acquired");
         assertEquals(List.of("writer-1", "writer-2"), rw.queueOrder(), "the queue is not touched");
     }
@@ -166,5 +166,18 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
         long wait = (Long) reply.get(1);
         // The write hold's PTTL, not the (longer) place of the queued writer.
         assertTrue(wait > 0 && wait <= WRITE_LEASE_MS, () -> "wait " + wait);
+    }
+
+    /** The mark outlives the reader's own lease when the writer's lease is longer: the reader sleeps that long. */
+    @Test
+    void readAcquire_writerLeaseLongerThanTheReaders_marksForTheWritersRemainingLease() throws Exception {
+        lua.redis.hset(rw.write, "writer", "1");
+        lua.redis.pexpire(rw.write, LONG_LEASE_MS);
+
+        long before = lua.serverMillis();
+        List<Object> reply = read("owner-a", 1_000);
+
+        assertEquals(0L, reply.get(0));
+        lua.assertTtlSetSince(rw.rwait, LONG_LEASE_MS, before);
     }
 }
