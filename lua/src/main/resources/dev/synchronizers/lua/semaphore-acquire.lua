@@ -49,21 +49,9 @@ redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 local total = tonumber(redis.call('GET', total_key) or '0')
 local free = total - tonumber(redis.call('HGET', holds, ':sum') or '0')
 
--- Settled before: given up (a late run of a call whose caller left must change nothing), or
--- granted (from the line, or by an earlier run of this call): claim it with a full lease from now,
--- as the caller counts it from this call.
-local mine = redis.call('HGET', holds, waiter)
-if mine then
-  if tonumber(mine) <= 0 then
-    return {-2, 0}
-  end
-  redis.call('ZADD', leases, now_ms + lease_ms, waiter)
-  for _, key in ipairs({holds, leases}) do
-    if redis.call('PTTL', key) < lease_ms then
-      redis.call('PEXPIRE', key, lease_ms)
-    end
-  end
-  return {1, free}
+-- Given up before this call ran (a late run of a call whose caller left): change nothing.
+if tonumber(redis.call('HGET', holds, waiter) or '1') <= 0 then
+  return {-2, 0}
 end
 
 -- A queued waiter asking for more than the total leaves the line before it is served, so that it
@@ -119,7 +107,8 @@ if served_until > 0 then
   end
 end
 
--- Served just now: claim at once, with a full lease from now.
+-- Granted (from the line, just now or earlier, or by an earlier run of this same call): claim it
+-- with a full lease from now, as the caller counts it from this call.
 if redis.call('HGET', holds, waiter) then
   redis.call('ZADD', leases, now_ms + lease_ms, waiter)
   for _, key in ipairs({holds, leases}) do
