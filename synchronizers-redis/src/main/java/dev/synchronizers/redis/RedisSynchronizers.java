@@ -14,12 +14,15 @@ import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -124,6 +127,14 @@ public final class RedisSynchronizers implements Synchronizers {
                 leaseMillis, builder.commandTimeout, closed);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
         machinery.watchdog.everyTick(machinery.wakeups::checkHealth);
+        // Follow-ups that failed during an outage (releases, leaves, give-backs) go out as soon as
+        // the connection is back, not a tick later: their holds keep others waiting meanwhile.
+        connection.addListener(new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                machinery.watchdog.retryNow();
+            }
+        });
         this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.NONFAIR, machinery));
         this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.FAIR, machinery));
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));

@@ -1,5 +1,6 @@
 package dev.synchronizers.redis.wakeup;
 
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.support.Replies;
 import io.lettuce.core.Delegating;
 import io.lettuce.core.RedisChannelHandler;
@@ -83,6 +84,8 @@ public final class WakeupDispatcher implements AutoCloseable {
      * again on reconnect, so they are unsubscribed then, unless a waiter needs them again.
      */
     private final Set<String> unsubscribeOnReconnect = ConcurrentHashMap.newKeySet();
+    /** How often a waiter whose SUBSCRIBE was refused looks whether the Pub/Sub connection is back. */
+    private static final long RESUBSCRIBE_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** Whether a health check's PING awaits its reply: one at a time, however slow Redis is. */
     private final AtomicBoolean pinging = new AtomicBoolean();
     private volatile boolean closed;
@@ -173,12 +176,7 @@ public final class WakeupDispatcher implements AutoCloseable {
         } finally {
             membership.unlock();
         }
-        try {
-            Replies.await(confirmed, timeout, "subscribe to wake-ups on '" + channel + "'");
-        } catch (RuntimeException e) {
-            subscription.close();
-            throw e;
-        }
+        awaitSubscribed(channel, state, confirmed, subscription);
         // Registered first, then the records read: a wake-up either finds the subscription or was
         // recorded before this reading (wake() records before it delivers).
         subscription.liveSinceFirstTry = state.liveSinceNanos <= sinceNanos;
@@ -187,6 +185,49 @@ public final class WakeupDispatcher implements AutoCloseable {
             subscription.wake();
         }
         return subscription;
+    }
+
+    /**
+     * Waits, within the command timeout, until Redis confirms the channel's subscription. The
+     * Pub/Sub connection reconnects on its own after an outage, possibly a moment after the command
+     * connection: a SUBSCRIBE refused meanwhile is sent again once it is back, rather than failing
+     * a waiter while Redis already answers. Only when the timeout is spent does the waiter fail.
+     */
+    private void awaitSubscribed(String channel, Channel state, CompletableFuture<Void> first, Subscription subscription) {
+        String what = "subscribe to wake-ups on '" + channel + "'";
+        long deadline = System.nanoTime() + timeout.toNanos();
+        CompletableFuture<Void> confirmed = first;
+        while (true) {
+            try {
+                Replies.await(confirmed, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), what);
+                return;
+            } catch (SynchronizerUnavailableException e) {
+                if (closed || deadline - System.nanoTime() <= 0) {
+                    subscription.close();
+                    throw e;
+                }
+                // Refused while the Pub/Sub connection was down: wait for it (briefly, bounded by
+                // the deadline), then subscribe again unless another waiter already did.
+                LockSupport.parkNanos(this, RESUBSCRIBE_PROBE_NANOS);
+                if (connection.isOpen()) {
+                    membership.lock();
+                    try {
+                        if (state.confirmed == confirmed) {
+                            Channel subscribed = state;
+                            state.liveSinceNanos = Long.MAX_VALUE;
+                            state.confirmed = connection.async().subscribe(channel).toCompletableFuture();
+                            state.confirmed.thenRun(() -> subscribed.liveSinceNanos = System.nanoTime());
+                        }
+                        confirmed = state.confirmed;
+                    } finally {
+                        membership.unlock();
+                    }
+                }
+            } catch (RuntimeException e) {
+                subscription.close();
+                throw e;
+            }
+        }
     }
 
     /**

@@ -193,6 +193,21 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
+     * Sends the pending retries now, on the watchdog thread, instead of at the next tick: called
+     * when the connection to Redis is back, so that a release that failed during the outage ends
+     * its hold at once rather than up to a tick later, while others wait for it.
+     */
+    public void retryNow() {
+        if (!retries.isEmpty() && !scheduler.isShutdown()) {
+            try {
+                scheduler.execute(this::retryPending);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // Closed meanwhile: nothing is retried any more.
+            }
+        }
+    }
+
+    /**
      * Returns the number of commands waiting to be retried, for leak checks.
      *
      * @return how many retries are pending
