@@ -171,10 +171,11 @@ class RwReadAcquireLuaTest extends RwReadAcquireLuaContract {
     /** The mark outlives the reader's own lease when the writer's lease is longer: the reader sleeps that long. */
     @Test
     void readAcquire_writerLeaseLongerThanTheReaders_marksForTheWritersRemainingLease() throws Exception {
+        // Read before the writer's lease is set: the mark's lease, counted from here, is no shorter.
+        long before = lua.serverMillis();
         lua.redis.hset(rw.write, "writer", "1");
         lua.redis.pexpire(rw.write, LONG_LEASE_MS);
 
-        long before = lua.serverMillis();
         List<Object> reply = read("owner-a", 1_000);
 
         assertEquals(0L, reply.get(0));
