@@ -1,5 +1,6 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -110,9 +111,13 @@ final class Acquirer {
     private final long recheckNanos;
     /** This client's waiters in arrival order, the first talking to Redis; null without a local queue. */
     private final ConcurrentLinkedQueue<Node> line;
+    /** Counts the hand-overs this synchronizer's waiters receive. */
+    private final SynchronizerMeters meters;
 
-    Acquirer(WakeupDispatcher wakeups, String channel, long recheckMillis, boolean localQueue, Runnable checkOpen) {
+    Acquirer(WakeupDispatcher wakeups, String channel, long recheckMillis, boolean localQueue, Runnable checkOpen,
+            SynchronizerMeters meters) {
         this.wakeups = wakeups;
+        this.meters = meters;
         this.checkOpen = checkOpen;
         this.channel = channel;
         this.recheckNanos = TimeUnit.MILLISECONDS.toNanos(recheckMillis);
@@ -173,7 +178,7 @@ final class Acquirer {
             // A neighbour may have reserved this waiter (e.g. while it subscribed): what it was
             // handed is held already, so take it rather than leave it held by nobody.
             if (node != null && !mayGiveUp(node)) {
-                Attempt handed = step.granted(node.grant);
+                Attempt handed = claim(step, node.grant, true);
                 acquired = handed.acquired();
                 return handed;
             }
@@ -196,7 +201,7 @@ final class Acquirer {
         try {
             while (true) {
                 if (node.grant != null) {
-                    return node.step.granted(node.grant);
+                    return claim(node.step, node.grant, true);
                 }
                 if (line.peek() == node) {
                     return null;
@@ -216,7 +221,7 @@ final class Acquirer {
                     if (interruptNow) {
                         Thread.currentThread().interrupt();
                     }
-                    return node.step.granted(node.grant);
+                    return claim(node.step, node.grant, true);
                 }
                 LockSupport.parkNanos(this, Math.min(remaining, recheckNanos));
             }
@@ -245,9 +250,10 @@ final class Acquirer {
             while (true) {
                 // A grant first: what was handed over is held already, so an interrupt that came
                 // with it is left set for the caller, as ReentrantLock does when it wins that race.
-                String grant = node != null && node.grant != null ? node.grant : subscription.granted();
+                boolean local = node != null && node.grant != null;
+                String grant = local ? node.grant : subscription.granted();
                 if (grant != null) {
-                    Attempt claimed = step.granted(grant);
+                    Attempt claimed = claim(step, grant, local);
                     if (claimed.acquired()) {
                         return claimed;
                     }
@@ -323,6 +329,20 @@ final class Acquirer {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * Books what the waiter was handed ({@link Step#granted}) and counts the hand-over if it
+     * acquired.
+     *
+     * @param local whether a neighbour in this client handed it over, rather than Redis
+     */
+    private Attempt claim(Step step, String grant, boolean local) {
+        Attempt claimed = step.granted(grant);
+        if (claimed.acquired()) {
+            meters.handedOver(local);
+        }
+        return claimed;
     }
 
     /**

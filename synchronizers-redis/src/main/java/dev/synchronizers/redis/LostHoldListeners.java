@@ -2,6 +2,7 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldListener;
+import dev.synchronizers.redis.metrics.Recorder;
 import java.util.List;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
@@ -20,12 +21,16 @@ final class LostHoldListeners {
     }
 
     private final List<Registration> registrations;
+    private final Recorder recorder;
 
-    LostHoldListeners(List<Registration> registrations) {
+    LostHoldListeners(List<Registration> registrations, Recorder recorder) {
         this.registrations = List.copyOf(registrations);
+        this.recorder = recorder;
     }
 
+    /** Counts, logs and passes on one lost hold; called once per lost hold. */
     void report(LostHold hold) {
+        recorder.lost(hold);
         if (hold.cause() == LostHold.Cause.LEASE_EXPIRED) {
             log.debug("fixed lease of {} '{}' held by thread {} ran out before unlock()",
                     hold.kind(), hold.name(), hold.threadId());

@@ -1,5 +1,6 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -25,6 +26,8 @@ final class Machinery {
     final Watchdog watchdog;
     final WakeupDispatcher wakeups;
     final LostHoldListeners listeners;
+    /** Where what happens is counted: {@link Recorder#NONE} without a meter registry. */
+    final Recorder metrics;
     final long leaseMillis;
     final Duration timeout;
     private final AtomicBoolean closed;
@@ -38,7 +41,7 @@ final class Machinery {
 
     Machinery(String clientId, String keyPrefix, RedisAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
-            LostHoldListeners listeners, long leaseMillis, Duration timeout, AtomicBoolean closed) {
+            LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, AtomicBoolean closed) {
         this.clientId = clientId;
         this.keyPrefix = keyPrefix;
         this.redis = redis;
@@ -46,6 +49,7 @@ final class Machinery {
         this.watchdog = watchdog;
         this.wakeups = wakeups;
         this.listeners = listeners;
+        this.metrics = metrics;
         this.leaseMillis = leaseMillis;
         this.timeout = timeout;
         this.closed = closed;

@@ -1,5 +1,6 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -128,6 +129,7 @@ final class QueuePlace {
             machinery.watchdog.unregister(lease);
         }
         if (!acquired && queued) {
+            machinery.metrics.followUp(Recorder.FollowUp.LEAVE);
             try {
                 machinery.<Long>await(machinery.scripts.run(leave, leaveKeys, leaveArgs), "leave the queue of " + what);
             } catch (RuntimeException e) {

@@ -1,6 +1,8 @@
 package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedCountDownLatch;
+import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import io.lettuce.core.KeyValue;
 import java.util.List;
@@ -26,13 +28,15 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     private final LatchKeys keys;
     private final Machinery machinery;
     private final Acquirer acquirer;
+    private final SynchronizerMeters meters;
 
     RedisCountDownLatch(String name, Machinery machinery) {
         this.name = name;
         this.keys = LatchKeys.of(machinery.keyPrefix, name);
         this.machinery = machinery;
+        this.meters = machinery.metrics.synchronizer("latch", name);
         this.acquirer = new Acquirer(machinery.wakeups, keys.wakeups(), machinery.leaseMillis, false,
-                machinery::checkOpen);
+                machinery::checkOpen, meters);
     }
 
     @Override
@@ -86,8 +90,24 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
         return awaitZero(unit.toNanos(timeout));
     }
 
+    /** Waits, and reports the wait to the metrics. */
     private boolean awaitZero(long timeoutNanos) throws InterruptedException {
         machinery.checkOpen();
+        long waitStart = System.nanoTime();
+        Recorder.Outcome outcome = Recorder.Outcome.FAILED;
+        try {
+            boolean opened = waitForZero(timeoutNanos);
+            outcome = opened ? Recorder.Outcome.ACQUIRED : Recorder.Outcome.TIMED_OUT;
+            return opened;
+        } catch (InterruptedException e) {
+            outcome = Recorder.Outcome.INTERRUPTED;
+            throw e;
+        } finally {
+            meters.waited(outcome, System.nanoTime() - waitStart);
+        }
+    }
+
+    private boolean waitForZero(long timeoutNanos) throws InterruptedException {
         String waiter = machinery.currentOwner();
         // "Acquired" is "the count reached zero since the wait began": zero now, or an epoch (the
         // time of the last crossing) later than the one the first try saw, so that a latch armed

@@ -4,6 +4,8 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -81,6 +83,7 @@ final class RedisLock implements DistributedLock {
     private final LockKeys keys;
     private final Machinery machinery;
     private final Acquirer acquirer;
+    private final SynchronizerMeters meters;
     /** Hand-overs in a row within this client while others were marked as waiting. */
     private final AtomicInteger localStreak = new AtomicInteger();
     /** What to keep reachable while this lock has holds: itself, or the read-write lock it is half of. */
@@ -103,8 +106,9 @@ final class RedisLock implements DistributedLock {
         this.keys = keys;
         this.pinTarget = pinTarget == null ? this : pinTarget;
         this.machinery = machinery;
+        this.meters = machinery.metrics.synchronizer(kind.replace(' ', '_'), name);
         this.acquirer = new Acquirer(machinery.wakeups, keys.wakeups(), machinery.leaseMillis, policy.localQueue,
-                machinery::checkOpen);
+                machinery::checkOpen, meters);
     }
 
     /** The lock behind {@code lock(name)} or {@code fairLock(name)}. */
@@ -224,13 +228,17 @@ final class RedisLock implements DistributedLock {
         } finally {
             giveBackOrder.unlock();
         }
+        long waitStart = System.nanoTime();
+        Recorder.Outcome outcome = Recorder.Outcome.FAILED;
         try {
             Attempt attempt = acquirer.acquire(new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0),
                     owner, timeoutNanos, interruptible);
             if (!attempt.acquired()) {
+                outcome = Recorder.Outcome.TIMED_OUT;
                 return false;
             }
-            Hold hold = new Hold(owner, attempt.fencingToken());
+            outcome = Recorder.Outcome.ACQUIRED;
+            Hold hold = new Hold(owner, attempt.fencingToken(), meters.holdStarted());
             // Pinned before the watchdog knows it, so that its end, however soon, finds it pinned.
             machinery.pin(pinTarget);
             hold.lease = machinery.watchdog.register(policy.renew, keys.keysFor(policy.renew),
@@ -238,8 +246,12 @@ final class RedisLock implements DistributedLock {
                     cause -> onLost(threadId, hold, cause));
             holds.put(threadId, hold);
             return true;
+        } catch (InterruptedException e) {
+            outcome = Recorder.Outcome.INTERRUPTED;
+            throw e;
         } finally {
             acquiring.remove(threadId);
+            meters.waited(outcome, System.nanoTime() - waitStart);
         }
     }
 
@@ -255,21 +267,27 @@ final class RedisLock implements DistributedLock {
         if (cause == LostHold.Cause.ABANDONED) {
             forget(threadId, hold);
         } else {
-            unpin(hold);
+            unpin(hold, false);
         }
         acquirer.wakeHead();
     }
 
-    /** Drops a hold from this JVM's books and stops it pinning this object. */
+    /** Drops a hold that ended without unlock() from this JVM's books and stops it pinning this object. */
     private void forget(long threadId, Hold hold) {
         holds.remove(threadId, hold);
-        unpin(hold);
+        unpin(hold, false);
     }
 
-    /** Stops a hold pinning this object, once, whether it ends by unlock() or by the watchdog. */
-    private void unpin(Hold hold) {
+    /**
+     * Ends a hold here, once, whether it ends by unlock() or by the watchdog: it stops pinning this
+     * object and counting as held.
+     *
+     * @param released whether unlock() ended it while it was not known lost, for the hold timer
+     */
+    private void unpin(Hold hold, boolean released) {
         if (hold.pinned.compareAndSet(true, false)) {
             machinery.unpin(pinTarget);
+            meters.holdEnded(hold.metric, released);
         }
     }
 
@@ -283,6 +301,7 @@ final class RedisLock implements DistributedLock {
      */
     private void giveBack(long threadId, String owner) {
         String what = "give back " + kind + " '" + name + "' after a hand-over in doubt";
+        machinery.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
         try {
             machinery.<Long>await(giveBackCommand(owner), what);
         } catch (RuntimeException e) {
@@ -452,6 +471,7 @@ final class RedisLock implements DistributedLock {
     private void undoIfAcquired(CompletionStage<List<Object>> pending, String owner) {
         pending.thenAccept(reply -> {
             if ((Long) reply.get(0) == 1L) {
+                machinery.metrics.followUp(Recorder.FollowUp.UNDO);
                 releaseQuietly(owner, (Long) reply.get(1));
             }
         });
@@ -490,10 +510,11 @@ final class RedisLock implements DistributedLock {
             }
             return;
         }
-        forget(threadId, held);
+        holds.remove(threadId, held);
         // A local head that skipped asking Redis because this thread held the lock waits for a
         // wake from here: after the release on success, and on every way out that fails.
         boolean active = machinery.watchdog.unregister(held.lease);
+        unpin(held, active && held.lease.endedBecause() == null);
         if (!active) {
             acquirer.wakeHead();
             LostHold.Cause cause = held.lease.endedBecause();
@@ -710,12 +731,15 @@ final class RedisLock implements DistributedLock {
         final long token;
         /** Whether it still keeps its lock object reachable; cleared once, when it ends. */
         final AtomicBoolean pinned = new AtomicBoolean(true);
+        /** The hold's handle in the metrics ({@link SynchronizerMeters#holdStarted()}). */
+        final Object metric;
         volatile Watchdog.Lease lease;
         volatile int count = 1;
 
-        Hold(String owner, long token) {
+        Hold(String owner, long token, Object metric) {
             this.owner = owner;
             this.token = token;
+            this.metric = metric;
         }
     }
 }

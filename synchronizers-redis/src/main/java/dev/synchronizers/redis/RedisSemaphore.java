@@ -4,6 +4,8 @@ import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -66,6 +68,7 @@ final class RedisSemaphore implements DistributedSemaphore {
     private final SemaphoreKeys keys;
     private final Machinery machinery;
     private final Acquirer acquirer;
+    private final SynchronizerMeters meters;
     /** Guards {@link #grants}, never around a Redis call. */
     private final ReentrantLock books = new ReentrantLock();
     /** This client's grants with permits left, live or lost, in acquisition order. */
@@ -75,8 +78,9 @@ final class RedisSemaphore implements DistributedSemaphore {
         this.name = name;
         this.keys = SemaphoreKeys.of(machinery.keyPrefix, name);
         this.machinery = machinery;
+        this.meters = machinery.metrics.synchronizer(KIND, name);
         this.acquirer = new Acquirer(machinery.wakeups, keys.wakeups(), machinery.leaseMillis, false,
-                machinery::checkOpen);
+                machinery::checkOpen, meters);
     }
 
     @Override
@@ -126,7 +130,18 @@ final class RedisSemaphore implements DistributedSemaphore {
     public boolean tryAcquire(int permits) {
         checkNotNegative("permits", permits);
         machinery.checkOpen();
-        return permits == 0 || take(permits) > 0;
+        if (permits == 0) {
+            return true;
+        }
+        long waitStart = System.nanoTime();
+        Recorder.Outcome outcome = Recorder.Outcome.FAILED;
+        try {
+            boolean taken = take(permits) > 0;
+            outcome = taken ? Recorder.Outcome.ACQUIRED : Recorder.Outcome.TIMED_OUT;
+            return taken;
+        } finally {
+            meters.waited(outcome, System.nanoTime() - waitStart);
+        }
     }
 
     @Override
@@ -155,6 +170,21 @@ final class RedisSemaphore implements DistributedSemaphore {
             return true;
         }
         machinery.checkOpen();
+        long waitStart = System.nanoTime();
+        Recorder.Outcome outcome = Recorder.Outcome.FAILED;
+        try {
+            boolean acquired = waitForPermits(permits, timeoutNanos);
+            outcome = acquired ? Recorder.Outcome.ACQUIRED : Recorder.Outcome.TIMED_OUT;
+            return acquired;
+        } catch (InterruptedException e) {
+            outcome = Recorder.Outcome.INTERRUPTED;
+            throw e;
+        } finally {
+            meters.waited(outcome, System.nanoTime() - waitStart);
+        }
+    }
+
+    private boolean waitForPermits(int permits, long timeoutNanos) throws InterruptedException {
         String waiter = machinery.newAttempt();
         String leaseMillis = Long.toString(machinery.leaseMillis);
         QueuePlace place = new QueuePlace(machinery, waiter, Script.SEMAPHORE_RENEW_PLACE, keys.forPlace(),
@@ -249,6 +279,7 @@ final class RedisSemaphore implements DistributedSemaphore {
      * passed (then the grant and the place have expired anyway).
      */
     private void giveUp(String acquisition) {
+        machinery.metrics.followUp(Recorder.FollowUp.GIVE_UP);
         Supplier<CompletionStage<?>> leave = () -> machinery.scripts.run(Script.SEMAPHORE_LEAVE, keys.forQueue(),
                 acquisition, Long.toString(machinery.leaseMillis));
         leave.get().whenComplete((reply, failure) -> {
@@ -263,7 +294,7 @@ final class RedisSemaphore implements DistributedSemaphore {
 
     /** Books a grant this client now holds, and keeps its lease renewed until released or lost. */
     private void record(String id, int permits, long sentNanos) {
-        Grant grant = new Grant(id, Machinery.currentThreadId(), permits);
+        Grant grant = new Grant(id, Machinery.currentThreadId(), permits, meters.holdStarted());
         books.lock();
         try {
             grants.add(grant);
@@ -284,6 +315,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         books.lock();
         try {
             grant.lost = cause;
+            endHold(grant, false);
             long lostGrants = grants.stream().filter(g -> g.lost != null).count();
             for (var it = grants.iterator(); lostGrants > MAX_LOST_GRANTS && it.hasNext(); ) {
                 if (it.next().lost != null) {
@@ -338,6 +370,9 @@ final class RedisSemaphore implements DistributedSemaphore {
                     if (grant.lost == null && !machinery.watchdog.unregister(grant.lease)) {
                         grant.lost = grant.lease.endedBecause();
                     }
+                    if (grant.lost == null) {
+                        endHold(grant, true);
+                    }
                 }
                 if (grant.lost != null) {
                     lostCause = grant.lost;
@@ -355,6 +390,16 @@ final class RedisSemaphore implements DistributedSemaphore {
         if (lostCause != null) {
             throw new LostHoldException(name, lostCause, what("") + ": release of " + permits + " permits failed: "
                     + lostPermits + " of them were lost: " + LostHoldListeners.describe(lostCause));
+        }
+    }
+
+    /** Ends a grant's hold in the metrics, once: released, or lost. Called under {@link #books}. */
+    private void endHold(Grant grant, boolean released) {
+        if (!grant.ended) {
+            grant.ended = true;
+            Object metric = grant.metric;
+            grant.metric = null;
+            meters.holdEnded(metric, released);
         }
     }
 
@@ -466,11 +511,16 @@ final class RedisSemaphore implements DistributedSemaphore {
         Watchdog.Lease lease;
         /** Null while live; why it was lost, once the watchdog says so. */
         LostHold.Cause lost;
+        /** The grant's handle in the metrics ({@link SynchronizerMeters#holdStarted()}), until its hold ends. */
+        Object metric;
+        /** Whether its hold has ended in the metrics. */
+        boolean ended;
 
-        Grant(String id, long threadId, int permits) {
+        Grant(String id, long threadId, int permits, Object metric) {
             this.id = id;
             this.threadId = threadId;
             this.permits = permits;
+            this.metric = metric;
         }
     }
 }

@@ -9,6 +9,8 @@ import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.Synchronizers;
+import dev.synchronizers.redis.metrics.MicrometerRecorder;
+import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -22,6 +24,7 @@ import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,6 +33,7 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
  * The entry point: a {@link Synchronizers} whose state lives in one Redis server (standalone).
@@ -111,10 +115,14 @@ public final class RedisSynchronizers implements Synchronizers {
         }
         this.connection = commands;
         String clientId = UUID.randomUUID().toString();
-        ScriptRegistry scripts = new ScriptRegistry(connection.async());
+        // Micrometer is touched only here, and only when the user passed a registry.
+        Recorder metrics = builder.meterRegistry == null
+                ? Recorder.NONE
+                : new MicrometerRecorder(builder.meterRegistry, builder.meterNameTag, clientId);
+        ScriptRegistry scripts = new ScriptRegistry(connection.async(), metrics);
         long leaseMillis = builder.lease.toMillis();
         Watchdog watchdog = new Watchdog(scripts, leaseMillis, builder.commandTimeout,
-                "synchronizers-watchdog-" + clientId.substring(0, 8));
+                "synchronizers-watchdog-" + clientId.substring(0, 8), metrics);
         List<LostHoldListeners.Registration> registrations = new ArrayList<>();
         for (LostHoldListeners.Registration registration : builder.listeners) {
             registrations.add(registration.executor() != null
@@ -123,8 +131,10 @@ public final class RedisSynchronizers implements Synchronizers {
         }
         this.closed = new AtomicBoolean();
         this.machinery = new Machinery(clientId, builder.keyPrefix, connection.async(), scripts, watchdog,
-                new WakeupDispatcher(pubSub, builder.commandTimeout, clientId + ":"), new LostHoldListeners(registrations),
-                leaseMillis, builder.commandTimeout, closed);
+                new WakeupDispatcher(pubSub, builder.commandTimeout, clientId + ":", metrics),
+                new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, closed);
+        metrics.clientGauges(machinery.watchdog::registered, machinery.watchdog::pendingRetries,
+                machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
         machinery.watchdog.everyTick(machinery.wakeups::checkHealth);
         // Follow-ups that failed during an outage (releases, leaves, give-backs) go out as soon as
@@ -221,6 +231,7 @@ public final class RedisSynchronizers implements Synchronizers {
         }
         machinery.watchdog.close();
         machinery.wakeups.close();
+        machinery.metrics.close();
         pubSub.close();
         connection.close();
         if (ownsClient) {
@@ -279,6 +290,9 @@ public final class RedisSynchronizers implements Synchronizers {
         private Duration lease = Duration.ofSeconds(30);
         private Duration commandTimeout = Duration.ofSeconds(5);
         private final List<LostHoldListeners.Registration> listeners = new ArrayList<>();
+        /** A MeterRegistry, typed Object so that this class never makes the JVM load Micrometer. */
+        private Object meterRegistry;
+        private Function<String, String> meterNameTag;
 
         private Builder() {
         }
@@ -398,16 +412,57 @@ public final class RedisSynchronizers implements Synchronizers {
         }
 
         /**
+         * Records this client's metrics in {@code registry}: waits, holds, lost holds, the
+         * watchdog, wake-ups, script calls and follow-ups, as listed in the project's
+         * observability document. Needs {@code io.micrometer:micrometer-core} on the classpath
+         * (an optional dependency: without this call, Micrometer is never loaded). Recording
+         * costs a few increments per operation and no network call. Meters carry no synchronizer
+         * name unless {@link #meterNameTag} is set; several clients may share one registry, and
+         * their meters add up.
+         *
+         * @param registry where to record, e.g. the application's {@code PrometheusMeterRegistry}
+         * @return this builder
+         * @throws NullPointerException if {@code registry} is null
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry must not be null");
+            return this;
+        }
+
+        /**
+         * Adds a {@code name} tag to the per-synchronizer meters, whose value is
+         * {@code nameTag.apply(name)}. Names are unbounded (a lock per order id), and every
+         * distinct tag value is a time series kept for the life of the registry, so the function
+         * must map names onto a small fixed set, e.g. {@code name -> name.replaceAll("-\\d+$", "")}
+         * turning {@code "charge-42"} into {@code "charge"}. Without it, meters are tagged by kind
+         * only. Applied once per synchronizer object and once per lost hold; it must be quick,
+         * must not block, and must not return null (the call that met the null throws
+         * {@link NullPointerException}).
+         *
+         * @param nameTag maps a synchronizer's name to a bounded tag value
+         * @return this builder
+         * @throws NullPointerException if {@code nameTag} is null
+         */
+        public Builder meterNameTag(Function<String, String> nameTag) {
+            this.meterNameTag = Objects.requireNonNull(nameTag, "nameTag must not be null");
+            return this;
+        }
+
+        /**
          * Connects and returns the client.
          *
          * @return the connected client
-         * @throws IllegalStateException if no URI was given
+         * @throws IllegalStateException if no URI was given, or a {@link #meterNameTag} without a
+         *     {@link #meterRegistry}
          * @throws SynchronizerUnavailableException if Redis cannot be reached within the command
          *     timeout
          */
         public RedisSynchronizers build() {
             if (uri == null) {
                 throw new IllegalStateException("uri must be set: call uri(...) or client(...)");
+            }
+            if (meterNameTag != null && meterRegistry == null) {
+                throw new IllegalStateException("meterNameTag is set but meterRegistry is not: call meterRegistry(...)");
             }
             RedisURI effective = RedisURI.builder(uri).withTimeout(commandTimeout).build();
             Builder copy = new Builder();
@@ -417,6 +472,8 @@ public final class RedisSynchronizers implements Synchronizers {
             copy.lease = lease;
             copy.commandTimeout = commandTimeout;
             copy.listeners.addAll(listeners);
+            copy.meterRegistry = meterRegistry;
+            copy.meterNameTag = meterNameTag;
             return new RedisSynchronizers(copy);
         }
     }

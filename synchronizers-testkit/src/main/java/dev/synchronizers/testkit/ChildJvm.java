@@ -1,6 +1,7 @@
 package dev.synchronizers.testkit;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -19,6 +21,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
 
 /**
  * A child JVM running a main class with this JVM's class path and {@code java} binary, for tests
@@ -65,12 +69,28 @@ public final class ChildJvm implements AutoCloseable {
      * @throws UncheckedIOException if the java binary cannot be run
      */
     public static ChildJvm start(String mainClass, Map<String, String> systemProperties, List<String> args) {
+        return start(mainClass, systemProperties, args, entry -> true);
+    }
+
+    /**
+     * Starts {@code java -D<k>=<v>... -cp <entries of this JVM's class path that keep> <mainClass>
+     * <args>}: for a child that must run without some library, e.g. an optional dependency.
+     *
+     * @param mainClass the fully qualified name of a class with a {@code main} method
+     * @param systemProperties passed as {@code -Dkey=value}, in iteration order
+     * @param args the program arguments
+     * @param keep tells which class path entries (jar or folder paths) the child gets
+     * @throws UncheckedIOException if the java binary cannot be run
+     */
+    public static ChildJvm start(String mainClass, Map<String, String> systemProperties, List<String> args,
+            Predicate<String> keep) {
         Objects.requireNonNull(mainClass, "mainClass");
         List<String> command = new ArrayList<>();
         command.add(javaBinary());
         systemProperties.forEach((key, value) -> command.add("-D" + key + "=" + value));
         command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
+        command.add(Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(keep).collect(Collectors.joining(File.pathSeparator)));
         command.add(mainClass);
         command.addAll(args);
         Process process;

@@ -1,5 +1,6 @@
 package dev.synchronizers.redis.script;
 
+import dev.synchronizers.redis.metrics.Recorder;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import java.io.IOException;
@@ -29,6 +30,7 @@ import java.util.concurrent.CompletionStage;
 public final class ScriptRegistry {
 
     private final RedisAsyncCommands<String, String> redis;
+    private final Recorder recorder;
     private final Map<Script, String> texts = new EnumMap<>(Script.class);
     private final Map<Script, String> shas = new EnumMap<>(Script.class);
 
@@ -39,7 +41,19 @@ public final class ScriptRegistry {
      * @throws UncheckedIOException if a script is missing from the classpath
      */
     public ScriptRegistry(RedisAsyncCommands<String, String> redis) {
+        this(redis, Recorder.NONE);
+    }
+
+    /**
+     * Reads and hashes every script, and reports every call and NOSCRIPT fall-back to {@code recorder}.
+     *
+     * @param redis the connection's async commands, shared by all callers
+     * @param recorder where calls are counted
+     * @throws UncheckedIOException if a script is missing from the classpath
+     */
+    public ScriptRegistry(RedisAsyncCommands<String, String> redis, Recorder recorder) {
         this.redis = redis;
+        this.recorder = recorder;
         for (Script script : Script.values()) {
             String text = text(script);
             texts.put(script, text);
@@ -59,12 +73,14 @@ public final class ScriptRegistry {
      */
     public <T> CompletionStage<T> run(Script script, String[] keys, String... args) {
         script.checkArity(keys.length, args.length);
+        recorder.scriptCalled(script);
         CompletionStage<T> bySha = redis.evalsha(shas.get(script), script.output, keys, args);
         return bySha.handle((reply, failure) -> {
             if (failure == null) {
                 return CompletableFuture.completedFuture(reply);
             }
             if (unwrap(failure) instanceof RedisNoScriptException) {
+                recorder.noScript(script);
                 CompletionStage<T> byText = redis.eval(texts.get(script), script.output, keys, args);
                 return byText;
             }

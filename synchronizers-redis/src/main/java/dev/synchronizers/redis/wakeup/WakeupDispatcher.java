@@ -1,6 +1,7 @@
 package dev.synchronizers.redis.wakeup;
 
 import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.support.Replies;
 import io.lettuce.core.Delegating;
 import io.lettuce.core.RedisChannelHandler;
@@ -99,12 +100,26 @@ public final class WakeupDispatcher implements AutoCloseable {
      */
     public WakeupDispatcher(StatefulRedisPubSubConnection<String, String> connection, Duration timeout,
             String ownerPrefix) {
+        this(connection, timeout, ownerPrefix, Recorder.NONE);
+    }
+
+    /**
+     * Listens on {@code connection} and counts every message received to {@code recorder}.
+     *
+     * @param connection the client's Pub/Sub connection, used only by this dispatcher
+     * @param timeout how long to wait for a subscription to be confirmed
+     * @param ownerPrefix the prefix of this client's owner strings
+     * @param recorder where received wake-ups are counted
+     */
+    public WakeupDispatcher(StatefulRedisPubSubConnection<String, String> connection, Duration timeout,
+            String ownerPrefix, Recorder recorder) {
         this.connection = connection;
         this.timeout = timeout;
         this.ownerPrefix = ownerPrefix;
         connection.addListener(new RedisPubSubAdapter<String, String>() {
             @Override
             public void message(String channel, String message) {
+                recorder.wakeupReceived();
                 wake(channel, message);
             }
 

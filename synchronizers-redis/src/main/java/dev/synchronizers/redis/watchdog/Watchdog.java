@@ -1,6 +1,7 @@
 package dev.synchronizers.redis.watchdog;
 
 import dev.synchronizers.LostHold;
+import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Replies;
@@ -53,6 +54,7 @@ public final class Watchdog implements AutoCloseable {
     private final long leaseMillis;
     private final long tickMillis;
     private final Duration timeout;
+    private final Recorder recorder;
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -68,7 +70,22 @@ public final class Watchdog implements AutoCloseable {
      * @param threadName the watchdog thread's name
      */
     public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName) {
+        this(scripts, leaseMillis, timeout, threadName, Recorder.NONE);
+    }
+
+    /**
+     * Starts the watchdog thread, reporting every tick and every queued retry to {@code recorder}.
+     *
+     * @param scripts the registry that runs the renew scripts
+     * @param leaseMillis the lease every renewal sets; the tick is a third of it
+     * @param timeout the command timeout, for a tick's replies
+     * @param threadName the watchdog thread's name
+     * @param recorder where ticks and retries are counted
+     */
+    public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName,
+            Recorder recorder) {
         this.scripts = scripts;
+        this.recorder = recorder;
         this.leaseMillis = leaseMillis;
         this.tickMillis = Math.max(1, leaseMillis / 3);
         this.timeout = timeout;
@@ -189,6 +206,7 @@ public final class Watchdog implements AutoCloseable {
      * @param deadlineNanos {@link System#nanoTime()} after which to give up
      */
     public void retryUntil(String what, Supplier<CompletionStage<?>> command, long deadlineNanos) {
+        recorder.followUp(Recorder.FollowUp.RETRY);
         retries.add(new Retry(what, command, deadlineNanos));
     }
 
@@ -228,10 +246,12 @@ public final class Watchdog implements AutoCloseable {
 
     /** Runs one renewal tick now, on the caller's thread. For tests and for the scheduler. */
     public void tick() {
+        long start = System.nanoTime();
         try {
             retryPending();
-            renewAll();
+            int[] renewedAndFailed = renewAll();
             chores.forEach(Runnable::run);
+            recorder.tick(System.nanoTime() - start, renewedAndFailed[0], renewedAndFailed[1]);
         } catch (RuntimeException | Error e) {
             log.error("watchdog tick failed; it runs again in {} ms", tickMillis, e);
         }
@@ -253,7 +273,8 @@ public final class Watchdog implements AutoCloseable {
         }
     }
 
-    private void renewAll() {
+    /** Renews every renewable lease; returns how many were renewed and how many Redis did not answer for. */
+    private int[] renewAll() {
         long now = System.nanoTime();
         Map<Script, List<Lease>> due = new LinkedHashMap<>();
         for (Lease lease : leases) {
@@ -274,9 +295,11 @@ public final class Watchdog implements AutoCloseable {
                 batches.add(new Batch(chunk, send(script, chunk)));
             }
         });
+        int[] renewedAndFailed = new int[2];
         for (Batch batch : batches) {
-            settle(batch, now);
+            settle(batch, now, renewedAndFailed);
         }
+        return renewedAndFailed;
     }
 
     private CompletionStage<List<Object>> send(Script script, List<Lease> chunk) {
@@ -291,7 +314,7 @@ public final class Watchdog implements AutoCloseable {
         return scripts.run(script, keys, args);
     }
 
-    private void settle(Batch batch, long tickStart) {
+    private void settle(Batch batch, long tickStart, int[] renewedAndFailed) {
         List<Object> renewed;
         try {
             renewed = Replies.await(batch.reply, timeout, "renew " + batch.leases.size() + " leases");
@@ -306,12 +329,14 @@ public final class Watchdog implements AutoCloseable {
             }
             log.warn("watchdog could not renew {} leases; each counts as lost once its lease may run out: {}",
                     batch.leases.size(), e.getMessage());
+            renewedAndFailed[1] += batch.leases.size();
             return;
         }
         for (int i = 0; i < batch.leases.size(); i++) {
             Lease lease = batch.leases.get(i);
             if (((Long) renewed.get(i)) == 1L) {
                 lease.renewedNanos = tickStart;
+                renewedAndFailed[0]++;
             } else {
                 lose(lease, LostHold.Cause.GONE);
             }

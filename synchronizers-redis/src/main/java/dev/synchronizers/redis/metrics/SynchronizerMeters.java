@@ -1,0 +1,50 @@
+package dev.synchronizers.redis.metrics;
+
+/**
+ * The meters of one synchronizer object: its waits, its holds and the hand-overs its waiters
+ * receive. Resolved once, when the object is created, so that recording costs no lookup.
+ * Thread-safe; must not block or throw.
+ */
+public interface SynchronizerMeters {
+
+    /** Records nothing. */
+    SynchronizerMeters NONE = new SynchronizerMeters() {
+    };
+
+    /**
+     * One acquisition that went to Redis ended (re-entering a held lock is not one).
+     *
+     * @param outcome how it ended
+     * @param nanos how long the caller waited
+     */
+    default void waited(Recorder.Outcome outcome, long nanos) {
+    }
+
+    /**
+     * A hold began. The returned handle must be passed to {@link #holdEnded} exactly once.
+     *
+     * @return a handle for the hold in progress, or null when nothing is recorded
+     */
+    default Object holdStarted() {
+        return null;
+    }
+
+    /**
+     * A hold ended, by release or by loss.
+     *
+     * @param handle what {@link #holdStarted()} returned
+     * @param released true if {@code unlock()} or {@code release()} ended it while it was not known
+     *     lost; false if it ended otherwise (lost), so that only completed holds are timed
+     */
+    default void holdEnded(Object handle, boolean released) {
+    }
+
+    /**
+     * A waiter of this client was handed what it waited for, without a try of its own.
+     *
+     * @param local true if a neighbour in this client handed it over in one script call; false if
+     *     a script in Redis served it from the queue
+     */
+    default void handedOver(boolean local) {
+    }
+}
