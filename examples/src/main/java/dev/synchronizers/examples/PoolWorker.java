@@ -6,19 +6,18 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.micrometer.core.instrument.Timer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Queue;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Collectors;
 
 /**
  * One worker JVM of the pool part of {@link StockDemo}: its caller threads call a slow downstream
@@ -31,8 +30,9 @@ import java.util.stream.Collectors;
  * <p>Arguments: {@code <redis-uri> <caller-threads> <calls-per-thread> <limit> <LOCAL|DISTRIBUTED>...}:
  * one round per limit kind, in order, in this one JVM. The worker prints {@code READY} once
  * connected; then, per round, it waits for the demo's start signal, makes its calls, and prints
- * one line {@code RESULT calls=<n> waits=<µs>,<µs>,...}: its calls and how long each waited for a
- * permit.
+ * one line {@code RESULT calls=<n> wait_count=<n> wait_p50=<ms> wait_p99=<ms> lost_holds=<n>}: its
+ * calls, how long they waited for a permit and how many permits it lost, read back from its {@link
+ * WorkerMetrics} registry.
  */
 public final class PoolWorker {
 
@@ -67,7 +67,9 @@ public final class PoolWorker {
     }
 
     private final RedisCommands<String, String> redis;
-    private final Queue<Long> waitsMicros = new ConcurrentLinkedQueue<>();   // of the current round
+    private final AtomicInteger calls = new AtomicInteger();   // of the current round
+    /** Where waits are timed: by the library for its semaphore, by the caller for the per-JVM one. */
+    private final WorkerMetrics metrics = new WorkerMetrics();
 
     private PoolWorker(RedisCommands<String, String> redis) {
         this.redis = redis;
@@ -88,26 +90,33 @@ public final class PoolWorker {
         int limit = Integer.parseInt(args[3]);
 
         RedisClient client = RedisClient.create(uri);
-        try (StatefulRedisConnection<String, String> connection = client.connect();
-                RedisSynchronizers synchronizers = RedisSynchronizers.create(uri)) {
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
             PoolWorker worker = new PoolWorker(connection.sync());
-            DistributedSemaphore shared = synchronizers.semaphore(SEMAPHORE_NAME);
-            shared.trySetPermits(limit);   // the first worker sets the total; the others find it set
-            System.out.println("READY");
-            for (int i = 4; i < args.length; i++) {
-                Permits permits = LimitKind.valueOf(args[i]) == LimitKind.LOCAL
-                        ? Permits.of(new Semaphore(limit))
-                        : Permits.of(shared);
-                worker.runRound(permits, callers, callsPerCaller);
-            }
+            worker.run(uri, callers, callsPerCaller, limit, args);
         } finally {
             client.shutdown();
         }
     }
 
+    /** Connects with its meter registry, sets the total if nobody has, says it is ready, and runs each round. */
+    private void run(String uri, int callers, int callsPerCaller, int limit, String[] args) throws Exception {
+        try (RedisSynchronizers synchronizers = RedisSynchronizers.builder().uri(uri)
+                .meterRegistry(metrics.registry).build()) {
+            DistributedSemaphore shared = synchronizers.semaphore(SEMAPHORE_NAME);
+            shared.trySetPermits(limit);   // the first worker sets the total; the others find it set
+            System.out.println("READY");
+            for (int i = 4; i < args.length; i++) {
+                boolean local = LimitKind.valueOf(args[i]) == LimitKind.LOCAL;
+                Timer waits = local ? metrics.baselineWait() : metrics.acquiredWaits("semaphore");
+                Permits permits = local ? Permits.of(new Semaphore(limit), waits) : Permits.of(shared);
+                runRound(permits, callers, callsPerCaller, waits);
+            }
+        }
+    }
+
     /** Waits for the start signal, makes the calls from {@code callers} threads, and prints the result. */
-    private void runRound(Permits permits, int callers, int callsPerCaller) throws Exception {
-        waitsMicros.clear();
+    private void runRound(Permits permits, int callers, int callsPerCaller, Timer waits) throws Exception {
+        calls.set(0);
         if (redis.blpop(30, START_KEY) == null) {
             throw new IllegalStateException("no start signal within 30 s");
         }
@@ -125,16 +134,15 @@ public final class PoolWorker {
         } finally {
             pool.shutdown();
         }
-        System.out.println("RESULT calls=" + waitsMicros.size() + " waits="
-                + waitsMicros.stream().map(String::valueOf).collect(Collectors.joining(",")));
+        System.out.println("RESULT calls=" + calls + " " + WorkerMetrics.waits(waits)
+                + " lost_holds=" + metrics.lostHolds());
     }
 
-    /** One caller: {@code calls} calls to the downstream service, each under a permit. */
-    private Void call(Permits permits, int calls) throws InterruptedException {
-        for (int i = 0; i < calls; i++) {
-            long askedAt = System.nanoTime();
+    /** One caller: {@code count} calls to the downstream service, each under a permit. */
+    private Void call(Permits permits, int count) throws InterruptedException {
+        for (int i = 0; i < count; i++) {
             permits.acquire();
-            waitsMicros.add((System.nanoTime() - askedAt) / 1000);
+            calls.incrementAndGet();
             try {
                 callDownstream();
             } finally {
@@ -161,11 +169,14 @@ public final class PoolWorker {
 
         void release();
 
-        static Permits of(Semaphore local) {
+        /** A per-JVM semaphore, whose waits are timed in {@code waits}: it has no meters of its own. */
+        static Permits of(Semaphore local, Timer waits) {
             return new Permits() {
                 @Override
                 public void acquire() throws InterruptedException {
+                    long askedAt = System.nanoTime();
                     local.acquire();
+                    waits.record(System.nanoTime() - askedAt, TimeUnit.NANOSECONDS);
                 }
 
                 @Override

@@ -114,7 +114,6 @@ public final class StockDemo {
         }
         Outcome outcome = new Outcome(Integer.parseInt(redis.get(StockWorker.SOLD_KEY)),
                 Integer.parseInt(redis.get(StockWorker.STOCK_KEY)), lostUpdates);
-        List<Long> waitsMicros = results.waitsMicros();
         System.out.printf("%nRun %d, %s%n", number, kind.description);
         System.out.printf("  sold           %5d  (per worker JVM: %s)%n", outcome.sold(),
                 salesPerWorker.stream().map(String::valueOf).collect(Collectors.joining(", ")));
@@ -123,8 +122,8 @@ public final class StockDemo {
         System.out.printf("  lost updates   %5d  sales erased by a buyer writing back a stale stock count%n",
                 outcome.lostUpdates());
         System.out.printf("  stock left     %5d%n", outcome.stockLeft());
-        System.out.printf("  lock wait      p50 %.1f ms, p99 %.1f ms (%d acquisitions)%n",
-                percentile(waitsMicros, 50), percentile(waitsMicros, 99), waitsMicros.size());
+        printWaits("lock wait", results);
+        printLostHolds(results, kind == LockKind.NAIVE ? "the naive lock cannot tell when its lease runs out" : null);
         System.out.printf("  total time     %.2f s%n", results.elapsed().toMillis() / 1000.0);
         return outcome;
     }
@@ -138,14 +137,13 @@ public final class StockDemo {
         redis.del(PoolWorker.IN_FLIGHT_KEY, PoolWorker.PEAK_KEY, PoolWorker.CALLS_KEY, PoolWorker.START_KEY);
         Results results = runRound(workers, PoolWorker.START_KEY, redis);
         int peak = Integer.parseInt(redis.get(PoolWorker.PEAK_KEY));
-        List<Long> waitsMicros = results.waitsMicros();
         System.out.printf("%nRun %d, %s%n", number, kind.description.formatted(POOL_LIMIT));
         System.out.printf("  calls          %5s  (per worker JVM: %s)%n", redis.get(PoolWorker.CALLS_KEY),
                 results.perWorker().stream().map(result -> result.get("calls")).collect(Collectors.joining(", ")));
         System.out.printf("  peak at once   %5d  concurrent calls seen by the downstream service; the limit is %d%n",
                 peak, POOL_LIMIT);
-        System.out.printf("  permit wait    p50 %.1f ms, p99 %.1f ms (%d acquisitions)%n",
-                percentile(waitsMicros, 50), percentile(waitsMicros, 99), waitsMicros.size());
+        printWaits("permit wait", results);
+        printLostHolds(results, kind == LimitKind.LOCAL ? "a per-JVM semaphore has no leases" : null);
         System.out.printf("  total time     %.2f s%n", results.elapsed().toMillis() / 1000.0);
         return peak;
     }
@@ -188,19 +186,33 @@ public final class StockDemo {
                 .collect(Collectors.toMap(pair -> pair[0], pair -> pair[1]));
     }
 
-    /** The nearest-rank percentile of sorted microseconds, in milliseconds. */
-    private static double percentile(List<Long> sortedMicros, int percent) {
-        int rank = (int) Math.ceil(percent / 100.0 * sortedMicros.size());
-        return sortedMicros.get(Math.max(0, rank - 1)) / 1000.0;
+    /**
+     * Prints each worker JVM's median and 99th percentile wait, as its meter registry computed them
+     * ({@code synchronizers.wait} for our synchronizers): percentiles of different JVMs cannot be
+     * merged into one, so each is shown.
+     */
+    private static void printWaits(String label, Results results) {
+        System.out.printf("  %-14s p50 %s ms, p99 %s ms per worker JVM (%d acquisitions)%n", label,
+                results.column("wait_p50"), results.column("wait_p99"),
+                results.perWorker().stream().mapToLong(result -> Long.parseLong(result.get("wait_count"))).sum());
+    }
+
+    /** Prints the holds the workers' watchdogs reported lost ({@code synchronizers.hold.lost}), or why none can be. */
+    private static void printLostHolds(Results results, String notCounted) {
+        if (notCounted != null) {
+            System.out.printf("  lost holds         -  %s%n", notCounted);
+            return;
+        }
+        System.out.printf("  lost holds     %5d  reported by the watchdogs (synchronizers.hold.lost, all JVMs)%n",
+                results.perWorker().stream().mapToLong(result -> Long.parseLong(result.get("lost_holds"))).sum());
     }
 
     /** The parsed {@code RESULT} line of each worker JVM, and how long they took from the start signal. */
     private record Results(List<Map<String, String>> perWorker, Duration elapsed) {
 
-        /** Every worker's {@code waits}, sorted. */
-        List<Long> waitsMicros() {
-            return perWorker.stream().flatMap(result -> Arrays.stream(result.get("waits").split(",")))
-                    .map(Long::valueOf).sorted().collect(Collectors.toList());
+        /** One field of every worker's line, joined with " / ". */
+        String column(String field) {
+            return perWorker.stream().map(result -> result.get(field)).collect(Collectors.joining(" / "));
         }
     }
 

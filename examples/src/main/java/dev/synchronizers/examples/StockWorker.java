@@ -4,11 +4,10 @@ import dev.synchronizers.redis.RedisSynchronizers;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.micrometer.core.instrument.Timer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Queue;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -18,7 +17,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Collectors;
 
 /**
  * One worker JVM of {@link StockDemo}: its buyer threads sell the stock kept in Redis, one unit per
@@ -26,8 +24,9 @@ import java.util.stream.Collectors;
  *
  * <p>Arguments: {@code <redis-uri> <NAIVE|DISTRIBUTED> <buyer-threads>}. The worker prints {@code
  * READY} once connected, waits for the demo's start signal, sells, and prints one line {@code
- * RESULT sales=<n> lost=<n> waits=<µs>,<µs>,...}: its sales, the sales it erased by writing a
- * stale stock count, and how long each {@code lock()} call waited.
+ * RESULT sales=<n> lost=<n> wait_count=<n> wait_p50=<ms> wait_p99=<ms> lost_holds=<n>}: its sales,
+ * the sales it erased by writing a stale stock count, how long its {@code lock()} calls waited and
+ * how many holds it lost, read back from its {@link WorkerMetrics} registry.
  */
 public final class StockWorker {
 
@@ -57,7 +56,8 @@ public final class StockWorker {
     private final RedisCommands<String, String> redis;
     private final AtomicInteger sales = new AtomicInteger();
     private final AtomicInteger lostUpdates = new AtomicInteger();
-    private final Queue<Long> waitsMicros = new ConcurrentLinkedQueue<>();
+    /** Where this worker's waits are timed: by the library for its lock, by the buyer for the naive one. */
+    private final WorkerMetrics metrics = new WorkerMetrics();
 
     private StockWorker(RedisCommands<String, String> redis) {
         this.redis = redis;
@@ -77,36 +77,45 @@ public final class StockWorker {
 
         RedisClient client = RedisClient.create(uri);
         StockWorker worker;
-        try (StatefulRedisConnection<String, String> connection = client.connect();
-                RedisSynchronizers synchronizers = RedisSynchronizers.create(uri)) {
+        Timer waits;
+        try (StatefulRedisConnection<String, String> connection = client.connect()) {
             worker = new StockWorker(connection.sync());
-            Lock sharedLock = synchronizers.lock(LOCK_NAME);
-            System.out.println("READY");
-            if (worker.redis.blpop(30, START_KEY) == null) {
-                throw new IllegalStateException("no start signal within 30 s");
-            }
-            List<Callable<Void>> buyerTasks = new ArrayList<>();
-            for (int i = 0; i < buyers; i++) {
-                Lock lock = kind == LockKind.NAIVE
-                        ? new NaiveLock(worker.redis, NAIVE_LOCK_KEY, NAIVE_LEASE_MILLIS)
-                        : sharedLock;
-                buyerTasks.add(() -> worker.sellUntilSoldOut(lock));
-            }
-            ExecutorService pool = Executors.newFixedThreadPool(buyers);
-            try {
-                for (Future<Void> buyer : pool.invokeAll(buyerTasks)) {
-                    buyer.get();
-                }
-            } catch (ExecutionException e) {
-                throw new IllegalStateException("a buyer failed", e.getCause());
-            } finally {
-                pool.shutdown();
+            try (RedisSynchronizers synchronizers = RedisSynchronizers.builder().uri(uri)
+                    .meterRegistry(worker.metrics.registry).build()) {
+                Lock sharedLock = synchronizers.lock(LOCK_NAME);
+                waits = kind == LockKind.NAIVE ? worker.metrics.baselineWait() : worker.metrics.acquiredWaits("lock");
+                worker.sell(kind, sharedLock, buyers);
             }
         } finally {
             client.shutdown();
         }
-        System.out.println("RESULT sales=" + worker.sales + " lost=" + worker.lostUpdates + " waits="
-                + worker.waitsMicros.stream().map(String::valueOf).collect(Collectors.joining(",")));
+        System.out.println("RESULT sales=" + worker.sales + " lost=" + worker.lostUpdates + " "
+                + WorkerMetrics.waits(waits) + " lost_holds=" + worker.metrics.lostHolds());
+    }
+
+    /** Says it is ready, waits for the start signal, then sells from {@code buyers} threads until the stock is gone. */
+    private void sell(LockKind kind, Lock sharedLock, int buyers) throws Exception {
+        System.out.println("READY");
+        if (redis.blpop(30, START_KEY) == null) {
+            throw new IllegalStateException("no start signal within 30 s");
+        }
+        List<Callable<Void>> buyerTasks = new ArrayList<>();
+        for (int i = 0; i < buyers; i++) {
+            Lock lock = kind == LockKind.NAIVE
+                    ? new NaiveLock(redis, NAIVE_LOCK_KEY, NAIVE_LEASE_MILLIS)
+                    : sharedLock;
+            buyerTasks.add(() -> sellUntilSoldOut(lock));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(buyers);
+        try {
+            for (Future<Void> buyer : pool.invokeAll(buyerTasks)) {
+                buyer.get();
+            }
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a buyer failed", e.getCause());
+        } finally {
+            pool.shutdown();
+        }
     }
 
     /** One buyer: read the stock, and if some is left, work a little and write it back one less. */
@@ -114,7 +123,10 @@ public final class StockWorker {
         while (true) {
             long askedAt = System.nanoTime();
             lock.lock();
-            waitsMicros.add((System.nanoTime() - askedAt) / 1000);
+            if (lock instanceof NaiveLock) {
+                // DistributedLock times its own waits (synchronizers.wait); the naive lock has no meters.
+                metrics.baselineWait().record(System.nanoTime() - askedAt, TimeUnit.NANOSECONDS);
+            }
             try {
                 int stock = Integer.parseInt(redis.get(STOCK_KEY));
                 if (stock <= 0) {
