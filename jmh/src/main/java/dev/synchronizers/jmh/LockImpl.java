@@ -6,6 +6,7 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -31,6 +32,20 @@ public enum LockImpl {
         @Override
         public List<BenchLock> open(String uri, List<String> names, Duration lease) {
             RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).lease(lease).build();
+            return handles(names, client::lock, client::close);
+        }
+    },
+
+    /**
+     * Our non-fair lock with metrics on: {@link #SYNCHRONIZERS} whose client records its meters
+     * in a {@code SimpleMeterRegistry} (default configuration: no percentiles), for the cost of
+     * metrics per operation.
+     */
+    SYNCHRONIZERS_METERED {
+        @Override
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).lease(lease)
+                    .meterRegistry(new SimpleMeterRegistry()).build();
             return handles(names, client::lock, client::close);
         }
     },

@@ -14,13 +14,14 @@ import org.openjdk.jmh.annotations.TearDown;
  * Uncontended {@code lock()} + {@code unlock()} of one name by one thread of one client, for each
  * {@link LockImpl}: for ours, two script calls and two round trips to a local {@code
  * redis-server} that the benchmark starts itself. Each iteration also prints a {@code
- * REDIS-STATS} line (see {@link LockContendedBenchmark}).
+ * REDIS-STATS} line (see {@link LockContendedBenchmark}). {@code SYNCHRONIZERS_METERED} beside
+ * {@code SYNCHRONIZERS} is the cost of metrics per operation.
  *
  * <pre>java -jar jmh/target/benchmarks.jar LockUncontendedBenchmark -rf json -rff jmh-result.json</pre>
  */
 public class LockUncontendedBenchmark extends RedisBenchmark {
 
-    @Param({"SYNCHRONIZERS", "SYNCHRONIZERS_FAIR", "REDISSON", "REDISSON_FAIR", "FLOOR"})
+    @Param({"SYNCHRONIZERS", "SYNCHRONIZERS_METERED", "SYNCHRONIZERS_FAIR", "REDISSON", "REDISSON_FAIR", "FLOOR"})
     public LockImpl impl;
 
     private BenchLock lock;
