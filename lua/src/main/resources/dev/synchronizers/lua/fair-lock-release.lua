@@ -19,6 +19,10 @@
 local lock, token_key, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner, token = ARGV[1], ARGV[2]
 
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
 
@@ -31,7 +35,7 @@ local waiting = redis.call('HEXISTS', lock, ':waiting')
 redis.call('DEL', lock)
 -- Publish only when someone waits: an unlock nobody waits for costs no Pub/Sub traffic.
 if waiting == 1 then
-  redis.call('PUBLISH', wakeups, 'released')
+  redis.call(publish, wakeups, 'released')
 end
 
 -- Serve the first fair waiter whose place is still leased: one waiter, not the herd, and no
@@ -59,5 +63,5 @@ local next_token = math.max(now_us, tonumber(redis.call('GET', token_key) or '0'
 redis.call('HSET', lock, next_waiter, next_token)
 redis.call('PEXPIRE', lock, place_end - now_ms)
 redis.call('SET', token_key, next_token, 'PX', math.floor((next_token - now_us) / 1000) + 1000)
-redis.call('PUBLISH', wakeups, 'granted:' .. next_waiter .. '=' .. string.format('%d', next_token))
+redis.call(publish, wakeups, 'granted:' .. next_waiter .. '=' .. string.format('%d', next_token))
 return {1, next_waiter, next_token}

@@ -12,6 +12,10 @@
 local latch, epoch, wakeups = KEYS[1], KEYS[2], KEYS[3]
 local keep_ms = tonumber(ARGV[1])
 
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
 
@@ -27,7 +31,7 @@ if count <= 0 then
   local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
   local next_epoch = math.max(now_us, tonumber(redis.call('GET', epoch) or '0') + 1)
   redis.call('SET', epoch, string.format('%d', next_epoch), 'PX', keep_ms)
-  redis.call('PUBLISH', wakeups, 'released')
+  redis.call(publish, wakeups, 'released')
   return 0
 end
 return count

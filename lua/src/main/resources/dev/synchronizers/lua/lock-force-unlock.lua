@@ -9,6 +9,10 @@
 --         0  the lock was not held
 local lock, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
 
@@ -18,7 +22,7 @@ end
 local waiting = redis.call('HEXISTS', lock, ':waiting')
 redis.call('DEL', lock)
 if waiting == 1 then
-  redis.call('PUBLISH', wakeups, 'released')
+  redis.call(publish, wakeups, 'released')
 end
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -28,6 +32,6 @@ end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 local next_waiter = redis.call('ZRANGE', queue, 0, 0)[1]
 if next_waiter then
-  redis.call('PUBLISH', wakeups, next_waiter)
+  redis.call(publish, wakeups, next_waiter)
 end
 return 1

@@ -12,12 +12,16 @@
 local lock, wakeups = KEYS[1], KEYS[2]
 local owner = ARGV[1]
 
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+
 if redis.call('HEXISTS', lock, owner) == 0 then
   return 0
 end
 local waiting = redis.call('HEXISTS', lock, ':waiting')
 redis.call('DEL', lock)
 if waiting == 1 then
-  redis.call('PUBLISH', wakeups, 'released')
+  redis.call(publish, wakeups, 'released')
 end
 return 1

@@ -10,6 +10,10 @@
 local lock, wakeups = KEYS[1], KEYS[2]
 local owner, token = ARGV[1], ARGV[2]
 
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+
 -- Matching the token, not just the owner, makes a late or repeated release (a reply lost to a
 -- timeout, a command replayed after a reconnect) unable to end a newer hold of the same thread.
 if redis.call('HGET', lock, owner) ~= token then
@@ -19,6 +23,6 @@ local waiting = redis.call('HEXISTS', lock, ':waiting')
 redis.call('DEL', lock)
 -- Publish only when someone waits: an unlock nobody waits for costs no Pub/Sub traffic.
 if waiting == 1 then
-  redis.call('PUBLISH', wakeups, 'released')
+  redis.call(publish, wakeups, 'released')
 end
 return {1, ''}

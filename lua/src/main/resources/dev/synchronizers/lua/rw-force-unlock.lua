@@ -12,6 +12,10 @@
 --         0  nothing was held
 local write, readers, rtokens, queue, places, rwait, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
 
@@ -28,8 +32,8 @@ end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 local first = redis.call('ZRANGE', queue, 0, 0)[1]
 if first then
-  redis.call('PUBLISH', wakeups, first)
+  redis.call(publish, wakeups, first)
 elseif redis.call('DEL', rwait) == 1 then
-  redis.call('PUBLISH', wakeups, 'released')
+  redis.call(publish, wakeups, 'released')
 end
 return 1

@@ -12,6 +12,10 @@
 local write, queue, places, rwait, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local owner = ARGV[1]
 
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
 
@@ -30,9 +34,9 @@ if was_first and redis.call('EXISTS', write) == 0 then
   -- The next writer may go now; with none left, the readers it kept out may.
   local next_first = redis.call('ZRANGE', queue, 0, 0)[1]
   if next_first then
-    redis.call('PUBLISH', wakeups, next_first)
+    redis.call(publish, wakeups, next_first)
   elseif redis.call('DEL', rwait) == 1 then
-    redis.call('PUBLISH', wakeups, 'released')
+    redis.call(publish, wakeups, 'released')
   end
 end
 return removed

@@ -26,6 +26,10 @@ local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2],
 local waiter, permits = ARGV[1], tonumber(ARGV[2])
 local lease_ms, place_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
 
@@ -81,7 +85,7 @@ while true do
     break
   elseif ask > total then
     -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
-    redis.call('PUBLISH', wakeups, first)
+    redis.call(publish, wakeups, first)
     break
   elseif ask > free then
     break
@@ -95,7 +99,7 @@ while true do
     served_until = math.max(served_until, place_end)
     free = free - ask
     if first ~= waiter then
-      redis.call('PUBLISH', wakeups, 'granted:' .. first)
+      redis.call(publish, wakeups, 'granted:' .. first)
     end
   end
 end

@@ -14,6 +14,10 @@
 local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local delta = tonumber(ARGV[1])
 
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
 
@@ -62,7 +66,7 @@ while true do
     break
   elseif ask > total then
     -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
-    redis.call('PUBLISH', wakeups, first)
+    redis.call(publish, wakeups, first)
     break
   elseif ask > free then
     break
@@ -75,7 +79,7 @@ while true do
     redis.call('ZADD', leases, place_end, first)
     served_until = math.max(served_until, place_end)
     free = free - ask
-    redis.call('PUBLISH', wakeups, 'granted:' .. first)
+    redis.call(publish, wakeups, 'granted:' .. first)
   end
 end
 if served_until > 0 then

@@ -5,7 +5,7 @@ import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
@@ -21,7 +21,7 @@ final class Machinery {
 
     final String clientId;
     final String keyPrefix;
-    final RedisAsyncCommands<String, String> redis;
+    final RedisClusterAsyncCommands<String, String> redis;
     final ScriptRegistry scripts;
     final Watchdog watchdog;
     final WakeupDispatcher wakeups;
@@ -39,7 +39,7 @@ final class Machinery {
      */
     private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
 
-    Machinery(String clientId, String keyPrefix, RedisAsyncCommands<String, String> redis,
+    Machinery(String clientId, String keyPrefix, RedisClusterAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
             LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, AtomicBoolean closed) {
         this.clientId = clientId;

@@ -12,20 +12,20 @@ import dev.synchronizers.Synchronizers;
 import dev.synchronizers.redis.metrics.MicrometerRecorder;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.topology.ClusterTopology;
+import dev.synchronizers.redis.topology.StandaloneTopology;
+import dev.synchronizers.redis.topology.Topology;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -67,14 +67,13 @@ public final class RedisSynchronizers implements Synchronizers {
      * alive, and lets the kernel find a dead peer after about a minute of silence. The Pub/Sub
      * connection's health check (a PING every watchdog tick) finds one sooner.
      */
+    private static final Duration TOPOLOGY_REFRESH = Duration.ofSeconds(5);
+
     private static final SocketOptions.KeepAliveOptions KEEP_ALIVE = SocketOptions.KeepAliveOptions.builder()
             .enable().idle(Duration.ofSeconds(30)).interval(Duration.ofSeconds(10)).count(3).build();
 
     private final Machinery machinery;
-    private final RedisClient client;
-    private final boolean ownsClient;
-    private final StatefulRedisConnection<String, String> connection;
-    private final StatefulRedisPubSubConnection<String, String> pubSub;
+    private final Topology topology;
     private final AtomicBoolean closed;
     /** Weak values: one lock object per name while anyone uses it; holds keep theirs reachable. */
     private final LoadingCache<String, RedisLock> locks;
@@ -84,45 +83,16 @@ public final class RedisSynchronizers implements Synchronizers {
     private final LoadingCache<String, RedisCountDownLatch> latches;
 
     private RedisSynchronizers(Builder builder) {
-        RedisURI uri = builder.uri;
-        this.ownsClient = builder.client == null;
-        this.client = ownsClient ? RedisClient.create() : builder.client;
-        if (ownsClient) {
-            client.setOptions(ClientOptions.builder()
-                    .autoReconnect(true)
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .replayFilter(command -> true)
-                    .timeoutOptions(TimeoutOptions.enabled(builder.commandTimeout))
-                    .socketOptions(SocketOptions.builder()
-                            .connectTimeout(builder.commandTimeout)
-                            .keepAlive(KEEP_ALIVE)
-                            .build())
-                    .build());
-        }
-        StatefulRedisConnection<String, String> commands = null;
-        try {
-            commands = client.connect(StringCodec.UTF8, uri);
-            this.pubSub = client.connectPubSub(StringCodec.UTF8, uri);
-        } catch (RuntimeException e) {
-            if (commands != null) {
-                commands.close();
-            }
-            if (ownsClient) {
-                client.shutdown();
-            }
-            throw new SynchronizerUnavailableException("cannot connect to Redis at " + redacted(uri)
-                    + " within " + builder.commandTimeout.toMillis() + " ms: " + e.getMessage(), e);
-        }
-        this.connection = commands;
+        this.topology = builder.connect();
         String clientId = UUID.randomUUID().toString();
         // Micrometer is touched only here, and only when the user passed a registry.
         Recorder metrics = builder.meterRegistry == null
                 ? Recorder.NONE
                 : new MicrometerRecorder(builder.meterRegistry, builder.meterNameTag, clientId);
-        ScriptRegistry scripts = new ScriptRegistry(connection.async(), metrics);
+        ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, builder.commandTimeout);
         long leaseMillis = builder.lease.toMillis();
         Watchdog watchdog = new Watchdog(scripts, leaseMillis, builder.commandTimeout,
-                "synchronizers-watchdog-" + clientId.substring(0, 8), metrics);
+                "synchronizers-watchdog-" + clientId.substring(0, 8), metrics, topology::batchGroup);
         List<LostHoldListeners.Registration> registrations = new ArrayList<>();
         for (LostHoldListeners.Registration registration : builder.listeners) {
             registrations.add(registration.executor() != null
@@ -130,8 +100,8 @@ public final class RedisSynchronizers implements Synchronizers {
                     : new LostHoldListeners.Registration(registration.listener(), watchdog.executor()));
         }
         this.closed = new AtomicBoolean();
-        this.machinery = new Machinery(clientId, builder.keyPrefix, connection.async(), scripts, watchdog,
-                new WakeupDispatcher(pubSub, builder.commandTimeout, clientId + ":", metrics),
+        this.machinery = new Machinery(clientId, builder.keyPrefix, topology.commands(), scripts, watchdog,
+                new WakeupDispatcher(topology.pubSub(), builder.commandTimeout, clientId + ":", metrics),
                 new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, closed);
         metrics.clientGauges(machinery.watchdog::registered, machinery.watchdog::pendingRetries,
                 machinery.wakeups::subscribedChannels);
@@ -139,12 +109,7 @@ public final class RedisSynchronizers implements Synchronizers {
         machinery.watchdog.everyTick(machinery.wakeups::checkHealth);
         // Follow-ups that failed during an outage (releases, leaves, give-backs) go out as soon as
         // the connection is back, not a tick later: their holds keep others waiting meanwhile.
-        connection.addListener(new RedisConnectionStateListener() {
-            @Override
-            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
-                machinery.watchdog.retryNow();
-            }
-        });
+        topology.onReconnect(machinery.watchdog::retryNow);
         this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.NONFAIR, machinery));
         this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.FAIR, machinery));
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
@@ -232,11 +197,7 @@ public final class RedisSynchronizers implements Synchronizers {
         machinery.watchdog.close();
         machinery.wakeups.close();
         machinery.metrics.close();
-        pubSub.close();
-        connection.close();
-        if (ownsClient) {
-            client.shutdown(Duration.ZERO, machinery.timeout);
-        }
+        topology.close();
     }
 
     /** Diagnostics for leak checks: watchdog entries and subscribed channels. Package-private. */
@@ -275,17 +236,16 @@ public final class RedisSynchronizers implements Synchronizers {
         }
     }
 
-    private static String redacted(RedisURI uri) {
-        return "redis://" + uri.getHost() + ":" + uri.getPort();
-    }
-
     /**
      * Configures a {@link RedisSynchronizers}. Not thread-safe; {@link #build()} may be called more
      * than once, each call creating an independent client.
      */
     public static final class Builder {
+        /** The target: exactly one of uri (with client, or not), clusterSeeds, clusterClient is set by the last call. */
         private RedisURI uri;
         private RedisClient client;
+        private List<RedisURI> clusterSeeds;
+        private RedisClusterClient clusterClient;
         private String keyPrefix = "sync";
         private Duration lease = Duration.ofSeconds(30);
         private Duration commandTimeout = Duration.ofSeconds(5);
@@ -298,7 +258,9 @@ public final class RedisSynchronizers implements Synchronizers {
         }
 
         /**
-         * Sets the Redis server to connect to.
+         * Sets the Redis server to connect to: a standalone server ({@code redis://},
+         * {@code rediss://}) or the master a Sentinel set names ({@code
+         * redis-sentinel://h1:26379,h2:26379/0#mymaster}). Replaces any target set before.
          *
          * @param uri a Redis URI, e.g. {@code "redis://127.0.0.1:6379"}
          * @return this builder
@@ -307,8 +269,56 @@ public final class RedisSynchronizers implements Synchronizers {
          */
         public Builder uri(String uri) {
             Objects.requireNonNull(uri, "uri must not be null");
-            this.uri = RedisURI.create(uri);
+            RedisURI parsed = RedisURI.create(uri);
+            target(parsed, null, null, null);
             return this;
+        }
+
+        /**
+         * Connects to a Redis Cluster, finding its nodes from {@code seedUris}: any one that
+         * answers is enough, and the client learns every master and replica from it. Every
+         * synchronizer works on a cluster exactly as on one server; see the project's topologies
+         * document for what a cluster guarantees. Replaces any target set before.
+         *
+         * @param seedUris one or more nodes of the cluster, e.g. {@code "redis://10.0.0.1:7000"}
+         * @return this builder
+         * @throws NullPointerException if {@code seedUris} or one of them is null
+         * @throws IllegalArgumentException if there is none, or one is not a valid Redis URI
+         */
+        public Builder cluster(String... seedUris) {
+            Objects.requireNonNull(seedUris, "seedUris must not be null");
+            if (seedUris.length == 0) {
+                throw new IllegalArgumentException("seedUris must name at least one node of the cluster");
+            }
+            List<RedisURI> seeds = new ArrayList<>();
+            for (String seed : seedUris) {
+                seeds.add(RedisURI.create(Objects.requireNonNull(seed, "seedUris must not contain null")));
+            }
+            target(null, null, List.copyOf(seeds), null);
+            return this;
+        }
+
+        /**
+         * Uses an existing Lettuce cluster client, configured and owned by the caller.
+         * {@link RedisSynchronizers#close()} closes the connections it opened but not the client.
+         * The client's own options apply: for failovers to be noticed promptly, enable its
+         * periodic and adaptive topology refresh. Replaces any target set before.
+         *
+         * @param client the Lettuce cluster client
+         * @return this builder
+         * @throws NullPointerException if {@code client} is null
+         */
+        public Builder client(RedisClusterClient client) {
+            target(null, null, null, Objects.requireNonNull(client, "client must not be null"));
+            return this;
+        }
+
+        private void target(RedisURI uri, RedisClient client, List<RedisURI> clusterSeeds,
+                RedisClusterClient clusterClient) {
+            this.uri = uri;
+            this.client = client;
+            this.clusterSeeds = clusterSeeds;
+            this.clusterClient = clusterClient;
         }
 
         /**
@@ -322,8 +332,9 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if either is null
          */
         public Builder client(RedisClient client, RedisURI uri) {
-            this.client = Objects.requireNonNull(client, "client must not be null");
-            this.uri = Objects.requireNonNull(uri, "uri must not be null");
+            Objects.requireNonNull(client, "client must not be null");
+            Objects.requireNonNull(uri, "uri must not be null");
+            target(uri, client, null, null);
             return this;
         }
 
@@ -458,16 +469,18 @@ public final class RedisSynchronizers implements Synchronizers {
          *     timeout
          */
         public RedisSynchronizers build() {
-            if (uri == null) {
-                throw new IllegalStateException("uri must be set: call uri(...) or client(...)");
+            if (uri == null && clusterSeeds == null && clusterClient == null) {
+                throw new IllegalStateException("no Redis to connect to: call uri(...), cluster(...) or client(...)");
             }
             if (meterNameTag != null && meterRegistry == null) {
                 throw new IllegalStateException("meterNameTag is set but meterRegistry is not: call meterRegistry(...)");
             }
-            RedisURI effective = RedisURI.builder(uri).withTimeout(commandTimeout).build();
             Builder copy = new Builder();
-            copy.uri = client == null ? effective : uri;
+            copy.uri = uri == null || client != null ? uri : RedisURI.builder(uri).withTimeout(commandTimeout).build();
             copy.client = client;
+            copy.clusterSeeds = clusterSeeds == null ? null : clusterSeeds.stream()
+                    .map(seed -> RedisURI.builder(seed).withTimeout(commandTimeout).build()).toList();
+            copy.clusterClient = clusterClient;
             copy.keyPrefix = keyPrefix;
             copy.lease = lease;
             copy.commandTimeout = commandTimeout;
@@ -475,6 +488,38 @@ public final class RedisSynchronizers implements Synchronizers {
             copy.meterRegistry = meterRegistry;
             copy.meterNameTag = meterNameTag;
             return new RedisSynchronizers(copy);
+        }
+
+        /** Connects to the target, with the options of a client created here; see the class comment. */
+        private Topology connect() {
+            if (clusterSeeds != null || clusterClient != null) {
+                ClusterClientOptions.Builder options = ClusterClientOptions.builder()
+                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                .enablePeriodicRefresh(TOPOLOGY_REFRESH)
+                                .enableAllAdaptiveRefreshTriggers()
+                                .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+                                .refreshTriggersReconnectAttempts(2)
+                                .build())
+                        .autoReconnect(true)
+                        // Node connections open lazily, on a node's first command (and a new master's
+                        // after a failover): that command waits for the connection, within the command
+                        // timeout, instead of being refused. A command that times out waiting is never
+                        // sent later, and one that was sent is settled like any unknown outcome.
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.ACCEPT_COMMANDS)
+                        .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                        .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build());
+                options.replayFilter(command -> true);
+                return ClusterTopology.connect(clusterClient, clusterSeeds == null ? List.of() : clusterSeeds,
+                        options.build(), commandTimeout);
+            }
+            ClientOptions options = ClientOptions.builder()
+                    .autoReconnect(true)
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    .replayFilter(command -> true)
+                    .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                    .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build())
+                    .build();
+            return StandaloneTopology.connect(client, uri, options, commandTimeout);
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.synchronizers.DistributedCountDownLatch;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
@@ -64,10 +65,7 @@ class RedisCountDownLatchTest {
 
         Background<Boolean> waiter = Background.start("waiter",
                 () -> waiterClient.countDownLatch(name).await(20, TimeUnit.SECONDS));
-        Await.until("the waiter is subscribed", () -> {
-            Map<String, Long> subscribers = admin.pubsubNumsub(channel);
-            return subscribers.getOrDefault(channel, 0L) == 1L;
-        });
+        Await.until("the waiter is subscribed", () -> RedisState.subscribers(admin, channel) == 1L);
         Await.parked(waiter.thread());
         proxy.holdReplies();
         latch.countDown();

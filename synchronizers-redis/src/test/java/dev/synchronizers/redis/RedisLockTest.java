@@ -274,11 +274,11 @@ class RedisLockTest {
             return true;
         });
         Await.until("the waiter sleeps, subscribed", () -> RedisState.sleepsOnWakeup(waiter.thread())
-                && admin.pubsubNumsub(channel).get(channel) == 1);
+                && RedisState.subscribers(admin, channel) == 1);
         proxy.holdReplies();   // the waiter's connections go silent; what it sends still runs
         holder.unlock();       // its wake-up is stuck in the proxy
         Await.until("the silent Pub/Sub connection is given up",
-                () -> admin.pubsubNumsub(channel).get(channel) == 0);
+                () -> RedisState.subscribers(admin, channel) == 0);
         proxy.pass();          // what the new connection was sent, and the woken waiter's try, are answered
         assertTrue(waiter.get());
     }
@@ -364,7 +364,7 @@ class RedisLockTest {
         Await.until("the neighbour holds the lock", () -> !RedisState.sleepsOnWakeup(next.thread()));
         String stats = admin.info("commandstats");
         assertEquals(1, RedisState.calls(stats, "evalsha"), "the hand-over alone: the neighbour does not try");
-        assertEquals(0, RedisState.calls(stats, "publish"), "nobody else is told");
+        assertEquals(0, RedisState.publishes(stats), "nobody else is told");
         release.countDown();
         assertTrue(next.get() > holderToken, "the new hold has a newer token");
         assertFalse(lock.isLocked(), "the neighbour's unlock released it in Redis");
@@ -415,13 +415,13 @@ class RedisLockTest {
                         () -> !RedisState.sleepsOnWakeup(neighbour.thread()));
                 String stats = admin.info("commandstats");
                 assertEquals(1, RedisState.calls(stats, "evalsha"), "hand-over " + (i + 1) + ": one script call");
-                assertEquals(0, RedisState.calls(stats, "publish"), "hand-over " + (i + 1) + ": no message");
+                assertEquals(0, RedisState.publishes(stats), "hand-over " + (i + 1) + ": no message");
                 CountDownLatch previous = release;
                 unlockPrevious = previous::countDown;
             } else {
                 // At least one: client B, if it wins the lock now, publishes again when it unlocks.
                 Await.until("the release after the streak is published",
-                        () -> RedisState.calls(admin.info("commandstats"), "publish") >= 1);
+                        () -> RedisState.publishes(admin.info("commandstats")) >= 1);
             }
         }
         releases.forEach(CountDownLatch::countDown);

@@ -329,7 +329,7 @@ class RedisReadWriteLockTest {
         admin.configResetstat();
         write.unlock();
         assertTrue(allReading.await(30, TimeUnit.SECONDS), "every reader got in");
-        assertEquals(1, RedisState.calls(admin.info("commandstats"), "publish"), "one message woke them all");
+        assertEquals(1, RedisState.publishes(admin.info("commandstats")), "one message woke them all");
         finish.countDown();
         for (Background<Void> reader : readers) {
             reader.get();

@@ -1,20 +1,23 @@
 package dev.synchronizers.redis.script;
 
 import dev.synchronizers.redis.metrics.Recorder;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisNoScriptException;
-import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Runs the scripts of {@link Script} by SHA1. The text of every script is read from the classpath
@@ -25,12 +28,23 @@ import java.util.concurrent.CompletionStage;
  * the script's text (EVAL), which also caches it on that server. The fallback repeats for every
  * call that meets NOSCRIPT, so no flush, however often it happens, reaches the caller.
  *
+ * <p>On a cluster, the call goes to the master of its first key's slot, NOSCRIPT there (a
+ * promoted replica, a restarted node) falls back to EVAL there, and a call refused with
+ * {@code TRYAGAIN} (a multi-key call during a slot migration) or {@code CLUSTERDOWN} (the slot has
+ * no master during a failover) is sent again every {@value #RETRY_MILLIS} ms until it runs or
+ * the retry window (the command timeout) is spent: such a refusal means it did not run, so
+ * sending it again is safe. What exceeds the window fails as any unanswered call does.
+ *
  * <p>Thread-safe; one registry per connection.
  */
 public final class ScriptRegistry {
 
-    private final RedisAsyncCommands<String, String> redis;
+    /** How long a call refused with TRYAGAIN or CLUSTERDOWN waits before it is sent again. */
+    static final long RETRY_MILLIS = 50;
+
+    private final RedisScriptingAsyncCommands<String, String> redis;
     private final Recorder recorder;
+    private final long retryNanos;
     private final Map<Script, String> texts = new EnumMap<>(Script.class);
     private final Map<Script, String> shas = new EnumMap<>(Script.class);
 
@@ -40,20 +54,23 @@ public final class ScriptRegistry {
      * @param redis the connection's async commands, shared by all callers
      * @throws UncheckedIOException if a script is missing from the classpath
      */
-    public ScriptRegistry(RedisAsyncCommands<String, String> redis) {
-        this(redis, Recorder.NONE);
+    public ScriptRegistry(RedisScriptingAsyncCommands<String, String> redis) {
+        this(redis, Recorder.NONE, Duration.ZERO);
     }
 
     /**
-     * Reads and hashes every script, and reports every call and NOSCRIPT fall-back to {@code recorder}.
+     * Reads and hashes every script, reports every call and NOSCRIPT fall-back to {@code recorder},
+     * and sends a call refused with TRYAGAIN or CLUSTERDOWN again within {@code retryFor}.
      *
      * @param redis the connection's async commands, shared by all callers
      * @param recorder where calls are counted
+     * @param retryFor how long to keep sending a call that a cluster refused for now; zero never
      * @throws UncheckedIOException if a script is missing from the classpath
      */
-    public ScriptRegistry(RedisAsyncCommands<String, String> redis, Recorder recorder) {
+    public ScriptRegistry(RedisScriptingAsyncCommands<String, String> redis, Recorder recorder, Duration retryFor) {
         this.redis = redis;
         this.recorder = recorder;
+        this.retryNanos = retryFor.toNanos();
         for (Script script : Script.values()) {
             String text = text(script);
             texts.put(script, text);
@@ -73,19 +90,47 @@ public final class ScriptRegistry {
      */
     public <T> CompletionStage<T> run(Script script, String[] keys, String... args) {
         script.checkArity(keys.length, args.length);
+        return send(script, keys, args, System.nanoTime() + retryNanos);
+    }
+
+    private <T> CompletionStage<T> send(Script script, String[] keys, String[] args, long retryUntil) {
         recorder.scriptCalled(script);
         CompletionStage<T> bySha = redis.evalsha(shas.get(script), script.output, keys, args);
         return bySha.handle((reply, failure) -> {
             if (failure == null) {
                 return CompletableFuture.completedFuture(reply);
             }
-            if (unwrap(failure) instanceof RedisNoScriptException) {
+            Throwable cause = unwrap(failure);
+            if (cause instanceof RedisNoScriptException) {
                 recorder.noScript(script);
                 CompletionStage<T> byText = redis.eval(texts.get(script), script.output, keys, args);
-                return byText;
+                return byText.handle((again, evalFailure) -> evalFailure == null
+                        ? CompletableFuture.completedFuture(again)
+                        : this.<T>retryIfRefused(unwrap(evalFailure), script, keys, args, retryUntil))
+                        .thenCompose(stage -> stage);
             }
-            return CompletableFuture.<T>failedFuture(unwrap(failure));
+            return this.<T>retryIfRefused(cause, script, keys, args, retryUntil);
         }).thenCompose(stage -> stage);
+    }
+
+    /** Sends again, after a pause, a call a cluster refused for now; fails with {@code cause} otherwise. */
+    private <T> CompletionStage<T> retryIfRefused(Throwable cause, Script script, String[] keys, String[] args,
+            long retryUntil) {
+        if (refusedForNow(cause) && retryUntil - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
+            return CompletableFuture.supplyAsync(() -> null,
+                            CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS))
+                    .thenCompose(ignored -> send(script, keys, args, retryUntil));
+        }
+        return CompletableFuture.failedFuture(cause);
+    }
+
+    /** TRYAGAIN and CLUSTERDOWN: the call did not run, and may once the cluster settles. */
+    static boolean refusedForNow(Throwable cause) {
+        if (!(cause instanceof RedisCommandExecutionException) || cause.getMessage() == null) {
+            return false;
+        }
+        String message = cause.getMessage();
+        return message.startsWith("TRYAGAIN") || message.startsWith("CLUSTERDOWN");
     }
 
     /**

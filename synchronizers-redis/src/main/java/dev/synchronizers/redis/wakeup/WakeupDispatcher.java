@@ -3,23 +3,14 @@ package dev.synchronizers.redis.wakeup;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.support.Replies;
-import io.lettuce.core.Delegating;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.protocol.DefaultEndpoint;
-import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -35,7 +26,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * that way, without the waiter asking again. A grant that arrives before its waiter subscribed
  * only wakes it, and the waiter's next try finds what was handed to it.
  *
- * <p>One Pub/Sub connection serves every waiter of the client. A channel is subscribed when its
+ * <p>One {@link PubSubTransport} serves every waiter of the client: one Pub/Sub connection on a
+ * standalone server, one per master on a cluster. A channel is subscribed when its
  * first local waiter arrives; when its last one leaves it lingers, still subscribed, until the
  * second {@link #sweep()} that finds it idle, so that a lock handed from waiter to waiter under
  * contention does not subscribe and unsubscribe on every handoff. {@link #subscribe} returns
@@ -72,7 +64,7 @@ public final class WakeupDispatcher implements AutoCloseable {
     /** The prefix of a message that names a waiter to whom Redis has handed what it waited for. */
     public static final String GRANTED = "granted:";
 
-    private final StatefulRedisPubSubConnection<String, String> connection;
+    private final PubSubTransport transport;
     private final Duration timeout;
     /** Owner strings of this client start with it: only their named wake-ups are remembered. */
     private final String ownerPrefix;
@@ -87,36 +79,35 @@ public final class WakeupDispatcher implements AutoCloseable {
     private final Set<String> unsubscribeOnReconnect = ConcurrentHashMap.newKeySet();
     /** How often a waiter whose SUBSCRIBE was refused looks whether the Pub/Sub connection is back. */
     private static final long RESUBSCRIBE_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    /** Whether a health check's PING awaits its reply: one at a time, however slow Redis is. */
-    private final AtomicBoolean pinging = new AtomicBoolean();
     private volatile boolean closed;
 
     /**
      * Starts dispatching the messages of a connection.
      *
-     * @param connection the client's Pub/Sub connection, used only by this dispatcher
+     * @param connection the client's Pub/Sub connection, used only by this dispatcher, subscribed
+     *     with {@code SUBSCRIBE}
      * @param timeout how long to wait for a subscription to be confirmed
      * @param ownerPrefix the prefix of this client's owner strings
      */
     public WakeupDispatcher(StatefulRedisPubSubConnection<String, String> connection, Duration timeout,
             String ownerPrefix) {
-        this(connection, timeout, ownerPrefix, Recorder.NONE);
+        this(new SingleConnectionTransport(connection, false), timeout, ownerPrefix, Recorder.NONE);
     }
 
     /**
-     * Listens on {@code connection} and counts every message received to {@code recorder}.
+     * Dispatches the messages that {@code transport} delivers, and counts every one to
+     * {@code recorder}.
      *
-     * @param connection the client's Pub/Sub connection, used only by this dispatcher
+     * @param transport the connections of the client's subscriptions, used only by this dispatcher
      * @param timeout how long to wait for a subscription to be confirmed
      * @param ownerPrefix the prefix of this client's owner strings
      * @param recorder where received wake-ups are counted
      */
-    public WakeupDispatcher(StatefulRedisPubSubConnection<String, String> connection, Duration timeout,
-            String ownerPrefix, Recorder recorder) {
-        this.connection = connection;
+    public WakeupDispatcher(PubSubTransport transport, Duration timeout, String ownerPrefix, Recorder recorder) {
+        this.transport = transport;
         this.timeout = timeout;
         this.ownerPrefix = ownerPrefix;
-        connection.addListener(new RedisPubSubAdapter<String, String>() {
+        transport.listen(new PubSubTransport.Listener() {
             @Override
             public void message(String channel, String message) {
                 recorder.wakeupReceived();
@@ -124,18 +115,17 @@ public final class WakeupDispatcher implements AutoCloseable {
             }
 
             @Override
-            public void subscribed(String channel, long count) {
+            public void subscribed(String channel) {
                 resubscribed(channel);
-            }
-        });
-        connection.addListener(new RedisConnectionStateListener() {
-            @Override
-            public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
-                notLive();
             }
 
             @Override
-            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+            public void interrupted(Collection<String> affected) {
+                notLive(affected);
+            }
+
+            @Override
+            public void reconnected() {
                 wakeAll();
                 for (String channel : unsubscribeOnReconnect) {
                     unsubscribeUnlessNeeded(channel);
@@ -182,7 +172,7 @@ public final class WakeupDispatcher implements AutoCloseable {
                 Channel subscribed = state;
                 state.liveSinceNanos = Long.MAX_VALUE;
                 state.resubscribing = false;
-                state.confirmed = connection.async().subscribe(channel).toCompletableFuture();
+                state.confirmed = transport.subscribe(channel);
                 state.confirmed.thenRun(() -> subscribed.liveSinceNanos = System.nanoTime());
             }
             state.idle = false;
@@ -224,13 +214,13 @@ public final class WakeupDispatcher implements AutoCloseable {
                 // Refused while the Pub/Sub connection was down: wait for it (briefly, bounded by
                 // the deadline), then subscribe again unless another waiter already did.
                 LockSupport.parkNanos(this, RESUBSCRIBE_PROBE_NANOS);
-                if (connection.isOpen()) {
+                if (transport.isOpen(channel)) {
                     membership.lock();
                     try {
                         if (state.confirmed == confirmed) {
                             Channel subscribed = state;
                             state.liveSinceNanos = Long.MAX_VALUE;
-                            state.confirmed = connection.async().subscribe(channel).toCompletableFuture();
+                            state.confirmed = transport.subscribe(channel);
                             state.confirmed.thenRun(() -> subscribed.liveSinceNanos = System.nanoTime());
                         }
                         confirmed = state.confirmed;
@@ -284,58 +274,35 @@ public final class WakeupDispatcher implements AutoCloseable {
     }
 
     /**
-     * Checks that the connection still carries messages: sends PING (allowed while subscribed)
-     * unless one is still awaiting its reply, and if the reply does not come within the timeout,
-     * treats the connection as dead although the client thinks it open. It then closes it, so that
-     * the client connects again and re-subscribes; every waiter is woken once the connection is
-     * back, since any message since the last reply may be lost. Called periodically (every
-     * watchdog tick); also keeps traffic on a connection that middleboxes would otherwise drop as
-     * idle. Does nothing while the client knows the connection is down: it is reconnecting
-     * already.
+     * Checks that the connections still carry messages (see {@link PubSubTransport#checkHealth}):
+     * one that does not answer a PING within the timeout is closed so that the client connects
+     * again; every waiter is woken once it is back, and each channel's waiters again once its
+     * re-subscription is confirmed, since any message since the last reply may be lost. On a
+     * cluster, channels whose slot moved to another master follow it. Called periodically (every
+     * watchdog tick); also keeps traffic on connections that middleboxes would otherwise drop as
+     * idle.
      */
     public void checkHealth() {
-        if (closed || !connection.isOpen() || !pinging.compareAndSet(false, true)) {
+        if (!closed) {
+            transport.checkHealth(timeout);
+        }
+    }
+
+    /** Messages on these channels (null: all) are lost from now until each one's re-subscription is confirmed. */
+    private void notLive(Collection<String> affected) {
+        if (affected == null) {
+            for (Channel state : channels.values()) {
+                state.liveSinceNanos = Long.MAX_VALUE;
+                state.resubscribing = true;
+            }
             return;
         }
-        connection.async().ping().toCompletableFuture()
-                .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                .whenComplete((pong, failure) -> {
-                    pinging.set(false);
-                    if (failure != null && unanswered(failure) && !closed) {
-                        reconnect();
-                    }
-                });
-    }
-
-    private static boolean unanswered(Throwable failure) {
-        Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-        return cause instanceof TimeoutException || cause instanceof RedisCommandTimeoutException;
-    }
-
-    /**
-     * Closes a connection that no longer answers. The client's reconnect then wakes every waiter,
-     * and each channel's confirmed re-subscription wakes its waiters again: a try is only worth
-     * making once a release after it is sure to be heard, and waking waiters while Redis itself
-     * does not answer would only make them fail.
-     */
-    private void reconnect() {
-        notLive();
-        Object writer = connection instanceof RedisChannelHandler<?, ?> handler ? handler.getChannelWriter() : null;
-        while (writer instanceof Delegating<?> delegating) {
-            writer = delegating.getDelegate();
-        }
-        if (writer instanceof DefaultEndpoint endpoint) {
-            endpoint.disconnect();
-        } else {
-            wakeAll();   // cannot force a reconnect: at least every waiter tries once more
-        }
-    }
-
-    /** Messages from now on until a channel's re-subscription is confirmed are lost: none is live. */
-    private void notLive() {
-        for (Channel state : channels.values()) {
-            state.liveSinceNanos = Long.MAX_VALUE;
-            state.resubscribing = true;
+        for (String channel : affected) {
+            Channel state = channels.get(channel);
+            if (state != null) {
+                state.liveSinceNanos = Long.MAX_VALUE;
+                state.resubscribing = true;
+            }
         }
     }
 
@@ -428,7 +395,7 @@ public final class WakeupDispatcher implements AutoCloseable {
             }
             // Not awaited: commands on one connection run in order, so a later subscribe to the
             // same channel reaches Redis after this unsubscribe.
-            connection.async().unsubscribe(channel).whenComplete((reply, failure) -> {
+            transport.unsubscribe(channel).whenComplete((reply, failure) -> {
                 if (failure != null) {
                     unsubscribeOnReconnect.add(channel);
                 }
@@ -442,6 +409,7 @@ public final class WakeupDispatcher implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        transport.close();
         wakeAll();
     }
 

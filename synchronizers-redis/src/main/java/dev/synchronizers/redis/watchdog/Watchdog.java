@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,9 +30,11 @@ import org.slf4j.LoggerFactory;
  * Keeps the leases of a client's holds alive and finds the holds that are gone.
  *
  * <p>One daemon thread per client ticks every third of the default lease. A tick renews every
- * registered renewable lease: all leases that share a renew script go to Redis as one batched
- * script call (in chunks of {@value #BATCH} holds), so a tick costs one round trip per script in use
- * whatever the number of holds. A lease ends as lost, and its owner's callback is told on the
+ * registered renewable lease: all leases that share a renew script and a batch group (one group
+ * on a standalone server, one per hash slot on a cluster, since a script's keys must share a
+ * slot) go to Redis as one batched script call (in chunks of {@value #BATCH} holds), and every
+ * call of the tick is sent before any reply is awaited, so a tick costs about one round trip per
+ * node whatever the number of holds. A lease ends as lost, and its owner's callback is told on the
  * watchdog thread, when Redis reports it gone ({@link LostHold.Cause#GONE}), when Redis could not
  * be reached and the lease may run out before the next tick could renew it
  * ({@link LostHold.Cause#UNRENEWABLE}), when its owning thread ended without releasing it
@@ -55,6 +58,7 @@ public final class Watchdog implements AutoCloseable {
     private final long tickMillis;
     private final Duration timeout;
     private final Recorder recorder;
+    private final ToIntFunction<String> batchGroup;
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -70,7 +74,7 @@ public final class Watchdog implements AutoCloseable {
      * @param threadName the watchdog thread's name
      */
     public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName) {
-        this(scripts, leaseMillis, timeout, threadName, Recorder.NONE);
+        this(scripts, leaseMillis, timeout, threadName, Recorder.NONE, key -> 0);
     }
 
     /**
@@ -81,11 +85,14 @@ public final class Watchdog implements AutoCloseable {
      * @param timeout the command timeout, for a tick's replies
      * @param threadName the watchdog thread's name
      * @param recorder where ticks and retries are counted
+     * @param batchGroup the group of a key: one renewal call takes items of one group only (one
+     *     slot on a cluster)
      */
     public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName,
-            Recorder recorder) {
+            Recorder recorder, ToIntFunction<String> batchGroup) {
         this.scripts = scripts;
         this.recorder = recorder;
+        this.batchGroup = batchGroup;
         this.leaseMillis = leaseMillis;
         this.tickMillis = Math.max(1, leaseMillis / 3);
         this.timeout = timeout;
@@ -276,7 +283,7 @@ public final class Watchdog implements AutoCloseable {
     /** Renews every renewable lease; returns how many were renewed and how many Redis did not answer for. */
     private int[] renewAll() {
         long now = System.nanoTime();
-        Map<Script, List<Lease>> due = new LinkedHashMap<>();
+        Map<BatchKey, List<Lease>> due = new LinkedHashMap<>();
         for (Lease lease : leases) {
             if (lease.thread != null && !lease.thread.isAlive()) {
                 lose(lease, LostHold.Cause.ABANDONED);
@@ -285,14 +292,17 @@ public final class Watchdog implements AutoCloseable {
                     lose(lease, LostHold.Cause.LEASE_EXPIRED);
                 }
             } else {
-                due.computeIfAbsent(lease.renewScript, s -> new ArrayList<>()).add(lease);
+                due.computeIfAbsent(new BatchKey(lease.renewScript, batchGroup.applyAsInt(lease.keys[0])),
+                        key -> new ArrayList<>()).add(lease);
             }
         }
         List<Batch> batches = new ArrayList<>();
-        due.forEach((script, list) -> {
+        // Every call of the tick is sent before any reply is awaited: the calls to one node share
+        // its connection's round trip, so a tick costs about one round trip per node.
+        due.forEach((key, list) -> {
             for (int from = 0; from < list.size(); from += BATCH) {
                 List<Lease> chunk = list.subList(from, Math.min(list.size(), from + BATCH));
-                batches.add(new Batch(chunk, send(script, chunk)));
+                batches.add(new Batch(chunk, send(key.script(), chunk)));
             }
         });
         int[] renewedAndFailed = new int[2];
@@ -458,6 +468,10 @@ public final class Watchdog implements AutoCloseable {
     }
 
     private record Batch(List<Lease> leases, CompletionStage<List<Object>> reply) {
+    }
+
+    /** The leases one renewal call may take: those of one renew script and one batch group. */
+    private record BatchKey(Script script, int group) {
     }
 
     /** A command to repeat until it succeeds or its deadline passes. Identity is object identity. */

@@ -8,6 +8,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
+import dev.synchronizers.fixture.RedisState;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.lang.reflect.Method;
@@ -165,7 +166,7 @@ final class LuaHarness implements AutoCloseable {
      * the subscription. Every message on the channel lands in the returned subscription's queue.
      */
     Subscription subscribe(String channel) {
-        return new Subscription(client.connectPubSub(StringCodec.UTF8), channel);
+        return new Subscription(client.connectPubSub(StringCodec.UTF8), channel, RedisState.shardedPubSub(redis));
     }
 
     /** Messages of one channel, in the order the server sent them. */
@@ -175,7 +176,8 @@ final class LuaHarness implements AutoCloseable {
         private final BlockingQueue<String> messages = new LinkedBlockingQueue<>();
         private final String channel;
 
-        private Subscription(StatefulRedisPubSubConnection<String, String> connection, String channel) {
+        /** Subscribes with SSUBSCRIBE if {@code sharded} (Redis 7 and later: the scripts SPUBLISH), else SUBSCRIBE. */
+        private Subscription(StatefulRedisPubSubConnection<String, String> connection, String channel, boolean sharded) {
             this.connection = connection;
             this.channel = channel;
             connection.addListener(new RedisPubSubAdapter<>() {
@@ -185,8 +187,17 @@ final class LuaHarness implements AutoCloseable {
                         messages.add(message);
                     }
                 }
+
+                @Override
+                public void smessage(String from, String message) {
+                    message(from, message);
+                }
             });
-            connection.sync().subscribe(channel);
+            if (sharded) {
+                connection.sync().ssubscribe(channel);
+            } else {
+                connection.sync().subscribe(channel);
+            }
         }
 
         /**
@@ -208,7 +219,7 @@ final class LuaHarness implements AutoCloseable {
          * anything a script published before would come first.
          */
         void assertNothingMore(RedisCommands<String, String> redis) throws InterruptedException {
-            redis.publish(channel, "sentinel");
+            RedisState.publish(redis, channel, "sentinel");
             assertEquals("sentinel", next(), "a message was published before the sentinel");
         }
 

@@ -1,0 +1,146 @@
+package dev.synchronizers.redis.topology;
+
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.wakeup.ClusterPubSubTransport;
+import dev.synchronizers.redis.wakeup.PubSubTransport;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
+import io.lettuce.core.codec.StringCodec;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A Redis Cluster. Commands go to the master of their first key's slot (every key of one
+ * synchronizer shares a slot), redirections ({@code MOVED}, {@code ASK}) are followed, and the
+ * client's view of the slots is refreshed periodically and on redirections and reconnect storms.
+ * Renewals are batched per slot (a script's keys must share one), and all batches of a tick are
+ * sent before any reply is awaited: one round trip per master. Wake-ups travel on the master that
+ * owns their channel's slot ({@link ClusterPubSubTransport}).
+ */
+public final class ClusterTopology implements Topology {
+
+    private final RedisClusterClient client;
+    private final boolean ownsClient;
+    private final String seed;
+    private final StatefulRedisClusterConnection<String, String> connection;
+    private final StatefulRedisClusterPubSubConnection<String, String> pubSubConnection;
+    private final boolean sharded;
+    private final PubSubTransport transport;
+    private final Duration timeout;
+    private final List<RedisConnectionStateListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    private ClusterTopology(RedisClusterClient client, boolean ownsClient, String seed,
+            StatefulRedisClusterConnection<String, String> connection,
+            StatefulRedisClusterPubSubConnection<String, String> pubSubConnection, boolean sharded, Duration timeout) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.seed = seed;
+        this.connection = connection;
+        this.pubSubConnection = pubSubConnection;
+        this.sharded = sharded;
+        this.timeout = timeout;
+        this.transport = new ClusterPubSubTransport(pubSubConnection, connection::getPartitions,
+                client::refreshPartitionsAsync, sharded);
+    }
+
+    /**
+     * Connects to the cluster that {@code seeds} belong to.
+     *
+     * @param given a Lettuce cluster client configured by the caller, or null to create one for
+     *     {@code seeds} configured by {@code options}
+     * @param seeds some of the cluster's nodes (any one that answers is enough); ignored if
+     *     {@code given} is set
+     * @param options the options of a client this topology creates
+     * @param timeout the command timeout, which bounds connecting too
+     * @return the connected topology
+     * @throws SynchronizerUnavailableException if no seed can be reached within the timeout
+     */
+    public static ClusterTopology connect(RedisClusterClient given, List<RedisURI> seeds, ClusterClientOptions options,
+            Duration timeout) {
+        RedisClusterClient client = given != null ? given : RedisClusterClient.create(seeds);
+        if (given == null) {
+            client.setOptions(options);
+        }
+        String seed = seeds.isEmpty() ? "a given cluster client" : describe(seeds.get(0));
+        StatefulRedisClusterConnection<String, String> commands = null;
+        StatefulRedisClusterPubSubConnection<String, String> pubSub = null;
+        try {
+            commands = client.connect(StringCodec.UTF8);
+            commands.setTimeout(timeout);
+            pubSub = client.connectPubSub(StringCodec.UTF8);
+            boolean sharded = ServerVersion.shardedPubSub(commands.async(), timeout);
+            return new ClusterTopology(client, given == null, seed, commands, pubSub, sharded, timeout);
+        } catch (RuntimeException e) {
+            if (pubSub != null) {
+                pubSub.close();
+            }
+            if (commands != null) {
+                commands.close();
+            }
+            if (given == null) {
+                client.shutdown();
+            }
+            throw new SynchronizerUnavailableException("cannot connect to the Redis Cluster via " + seed
+                    + " within " + timeout.toMillis() + " ms: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public RedisClusterAsyncCommands<String, String> commands() {
+        return connection.async();
+    }
+
+    @Override
+    public PubSubTransport pubSub() {
+        return transport;
+    }
+
+    @Override
+    public boolean shardedPubSub() {
+        return sharded;
+    }
+
+    @Override
+    public int batchGroup(String key) {
+        return SlotHash.getSlot(key);
+    }
+
+    @Override
+    public void onReconnect(Runnable task) {
+        RedisConnectionStateListener listener = new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                task.run();
+            }
+        };
+        listeners.add(listener);
+        client.addListener(listener);
+    }
+
+    @Override
+    public String describe() {
+        return "the Redis Cluster via " + seed;
+    }
+
+    @Override
+    public void close() {
+        listeners.forEach(client::removeListener);
+        pubSubConnection.close();
+        connection.close();
+        if (ownsClient) {
+            client.shutdown(Duration.ZERO, timeout);
+        }
+    }
+
+    private static String describe(RedisURI uri) {
+        return "redis://" + uri.getHost() + ":" + uri.getPort();
+    }
+}

@@ -1,0 +1,140 @@
+package dev.synchronizers.redis.topology;
+
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.wakeup.PubSubTransport;
+import dev.synchronizers.redis.wakeup.SingleConnectionTransport;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.net.SocketAddress;
+import java.time.Duration;
+
+/**
+ * One Redis server: a standalone server, or the master a Sentinel set names (Lettuce asks the
+ * sentinels for it, and asks again when it reconnects after a failover). One command connection
+ * shared by every thread, one Pub/Sub connection for wake-ups, every key in one batch group.
+ */
+public final class StandaloneTopology implements Topology {
+
+    private final RedisClient client;
+    private final boolean ownsClient;
+    private final RedisURI uri;
+    private final StatefulRedisConnection<String, String> connection;
+    private final StatefulRedisPubSubConnection<String, String> pubSubConnection;
+    private final boolean sharded;
+    private final PubSubTransport transport;
+
+    private StandaloneTopology(RedisClient client, boolean ownsClient, RedisURI uri,
+            StatefulRedisConnection<String, String> connection,
+            StatefulRedisPubSubConnection<String, String> pubSubConnection, boolean sharded) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.uri = uri;
+        this.connection = connection;
+        this.pubSubConnection = pubSubConnection;
+        this.sharded = sharded;
+        this.transport = new SingleConnectionTransport(pubSubConnection, sharded);
+    }
+
+    /**
+     * Connects to {@code uri}: a {@code redis://} or {@code rediss://} server, or a
+     * {@code redis-sentinel://} set.
+     *
+     * @param given a Lettuce client configured by the caller, or null to create one configured by
+     *     {@code options}
+     * @param uri the server
+     * @param options the options of a client this topology creates
+     * @param timeout the command timeout, which bounds connecting too
+     * @return the connected topology
+     * @throws SynchronizerUnavailableException if the server cannot be reached within the timeout
+     */
+    public static StandaloneTopology connect(RedisClient given, RedisURI uri, ClientOptions options, Duration timeout) {
+        RedisClient client = given != null ? given : RedisClient.create();
+        if (given == null) {
+            client.setOptions(options);
+        }
+        StatefulRedisConnection<String, String> commands = null;
+        StatefulRedisPubSubConnection<String, String> pubSub = null;
+        try {
+            commands = client.connect(StringCodec.UTF8, uri);
+            pubSub = client.connectPubSub(StringCodec.UTF8, uri);
+            boolean sharded = ServerVersion.shardedPubSub(commands.async(), timeout);
+            return new StandaloneTopology(client, given == null, uri, commands, pubSub, sharded);
+        } catch (RuntimeException e) {
+            if (pubSub != null) {
+                pubSub.close();
+            }
+            if (commands != null) {
+                commands.close();
+            }
+            if (given == null) {
+                client.shutdown();
+            }
+            throw new SynchronizerUnavailableException("cannot connect to Redis at " + describe(uri)
+                    + " within " + timeout.toMillis() + " ms: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public RedisClusterAsyncCommands<String, String> commands() {
+        return connection.async();
+    }
+
+    @Override
+    public PubSubTransport pubSub() {
+        return transport;
+    }
+
+    @Override
+    public boolean shardedPubSub() {
+        return sharded;
+    }
+
+    @Override
+    public int batchGroup(String key) {
+        return 0;
+    }
+
+    @Override
+    public void onReconnect(Runnable task) {
+        connection.addListener(new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
+                task.run();
+            }
+        });
+    }
+
+    @Override
+    public String describe() {
+        return describe(uri);
+    }
+
+    @Override
+    public void close() {
+        pubSubConnection.close();
+        connection.close();
+        if (ownsClient) {
+            client.shutdown(Duration.ZERO, uri.getTimeout());
+        }
+    }
+
+    /** The URI without credentials. */
+    private static String describe(RedisURI uri) {
+        if (!uri.getSentinels().isEmpty()) {
+            StringBuilder sentinels = new StringBuilder();
+            for (RedisURI sentinel : uri.getSentinels()) {
+                sentinels.append(sentinels.length() == 0 ? "" : ",").append(sentinel.getHost()).append(':')
+                        .append(sentinel.getPort());
+            }
+            return "redis-sentinel://" + sentinels + "#" + uri.getSentinelMasterId();
+        }
+        return "redis://" + uri.getHost() + ":" + uri.getPort();
+    }
+}
