@@ -228,6 +228,44 @@ public interface DistributedLock extends Lock {
     long fencingToken();
 
     /**
+     * Returns an estimate of the number of threads, of every client, waiting to acquire this lock,
+     * with one round trip to the store. As with {@link
+     * java.util.concurrent.locks.ReentrantLock#getQueueLength()}, the value is an estimate: it may
+     * change while it is counted, and it is meant for monitoring, not for synchronization control.
+     *
+     * <p>What the store knows differs by kind. A fair lock and a write lock count their queue in the
+     * store, one place per waiting thread whose lease is live. A non-fair lock's waiters queue in
+     * their own client, and each client's first waiter records how many threads of its client wait
+     * when it last tried; the estimate is their sum, so it may lag behind a client's line by the
+     * threads that joined since its first waiter last looked. A read-write lock's halves count the
+     * waiting writers, plus one if readers wait (the store marks that readers wait, not how many).
+     *
+     * @return the estimated number of waiting threads
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    int getQueueLength();
+
+    /**
+     * Queries whether any thread of any client waits to acquire this lock: {@code getQueueLength() > 0},
+     * with one round trip to the store, and the same caveats.
+     *
+     * @return true if there may be other threads waiting
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    boolean hasQueuedThreads();
+
+    /**
+     * Takes a picture of this lock: its holders, with their client, thread, fencing token and
+     * remaining lease, and the estimated queue length. One read-only call to the store; it changes
+     * nothing. The picture is out of date as soon as it is returned: for monitoring, not control.
+     * For a read-write lock's read half the holders are the readers, for its write half the writer.
+     *
+     * @return the snapshot
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    LockSnapshot snapshot();
+
+    /**
      * Releases the lock in the store whoever holds it. Administrative: the owner, if any, loses its
      * hold and learns of it through the lost-hold listener (at its client's next renewal) and the
      * {@link LostHoldException} from its next {@code unlock()}. Waiters are woken.

@@ -37,4 +37,15 @@ public interface DistributedReadWriteLock extends ReadWriteLock {
      */
     @Override
     DistributedLock writeLock();
+
+    /**
+     * Takes a picture of this lock: the writer, the readers, with their client, thread, fencing
+     * token and remaining lease, the waiting writers and whether readers wait. One read-only call
+     * to the store; it changes nothing. Out of date as soon as it is returned: for monitoring, not
+     * control.
+     *
+     * @return the snapshot
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    ReadWriteLockSnapshot snapshot();
 }

@@ -139,4 +139,16 @@ public interface DistributedSemaphore {
      * @return the number of permits acquired
      */
     int drainPermits();
+
+    /**
+     * Takes a picture of this semaphore: the total, the permits free, the permits each client holds
+     * with the shortest remaining lease among its grants, and how many acquisitions wait. One
+     * read-only call to the store; it changes nothing (a grant whose lease ran out counts as free,
+     * as the next call would make it). Out of date as soon as it is returned: for monitoring, not
+     * control.
+     *
+     * @return the snapshot
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     */
+    SemaphoreSnapshot snapshot();
 }

@@ -50,7 +50,7 @@ public class LockContendedBenchmark extends RedisBenchmark {
         startRedis();
         clients = new BenchLock[CLIENTS];
         for (int i = 0; i < CLIENTS; i++) {
-            clients[i] = closeAtEnd(impl.open(server.uri(), "bench-contended"));
+            clients[i] = closeAtEnd(impl.open(target(), "bench-contended"));
         }
     }
 

@@ -31,7 +31,7 @@ public enum LockImpl {
     SYNCHRONIZERS {
         @Override
         public List<BenchLock> open(String uri, List<String> names, Duration lease) {
-            RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).lease(lease).build();
+            RedisSynchronizers client = target(RedisSynchronizers.builder(), uri).lease(lease).build();
             return handles(names, client::lock, client::close);
         }
     },
@@ -44,7 +44,7 @@ public enum LockImpl {
     SYNCHRONIZERS_METERED {
         @Override
         public List<BenchLock> open(String uri, List<String> names, Duration lease) {
-            RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).lease(lease)
+            RedisSynchronizers client = target(RedisSynchronizers.builder(), uri).lease(lease)
                     .meterRegistry(new SimpleMeterRegistry()).build();
             return handles(names, client::lock, client::close);
         }
@@ -54,7 +54,7 @@ public enum LockImpl {
     SYNCHRONIZERS_FAIR {
         @Override
         public List<BenchLock> open(String uri, List<String> names, Duration lease) {
-            RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).lease(lease).build();
+            RedisSynchronizers client = target(RedisSynchronizers.builder(), uri).lease(lease).build();
             return handles(names, client::fairLock, client::close);
         }
     },
@@ -87,6 +87,9 @@ public enum LockImpl {
     FLOOR {
         @Override
         public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            if (uri.startsWith("cluster:")) {
+                throw new UnsupportedOperationException("FLOOR runs on a standalone server only");
+            }
             FloorClient client = new FloorClient(uri, lease);
             return names.stream().<BenchLock>map(name -> new FloorLock(client, "floor:" + name)).toList();
         }
@@ -135,8 +138,20 @@ public enum LockImpl {
         return Redisson.create(config);
     }
 
+    /**
+     * Points our builder at {@code uri}: a server, or {@code "cluster:<uri>,<uri>,..."} for a Redis
+     * Cluster (see {@link RedisBenchmark#target()}).
+     */
+    static RedisSynchronizers.Builder target(RedisSynchronizers.Builder builder, String uri) {
+        return uri.startsWith("cluster:") ? builder.cluster(uri.substring("cluster:".length()).split(",")) : builder.uri(uri);
+    }
+
     static Config redissonConfig(String uri) {
         Config config = new Config();
+        if (uri.startsWith("cluster:")) {
+            config.useClusterServers().addNodeAddress(uri.substring("cluster:".length()).split(","));
+            return config;
+        }
         config.useSingleServer().setAddress(uri);
         return config;
     }

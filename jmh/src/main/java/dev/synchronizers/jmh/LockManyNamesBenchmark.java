@@ -50,7 +50,7 @@ public class LockManyNamesBenchmark extends RedisBenchmark {
     public void start(BenchmarkParams params) {
         startRedis();
         List<String> names = IntStream.range(0, params.getThreads()).mapToObj(i -> "bench-many-names-" + i).toList();
-        locks = impl.open(server.uri(), names, LockImpl.DEFAULT_LEASE);
+        locks = impl.open(target(), names, LockImpl.DEFAULT_LEASE);
         // All handles share one client: closing one closes it.
         closeAtEnd(locks.get(0));
     }

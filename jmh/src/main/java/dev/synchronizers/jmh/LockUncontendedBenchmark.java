@@ -34,7 +34,7 @@ public class LockUncontendedBenchmark extends RedisBenchmark {
     @Setup(Level.Trial)
     public void start() {
         startRedis();
-        lock = closeAtEnd(impl.open(server.uri(), "bench-uncontended"));
+        lock = closeAtEnd(impl.open(target(), "bench-uncontended"));
     }
 
     @TearDown(Level.Trial)

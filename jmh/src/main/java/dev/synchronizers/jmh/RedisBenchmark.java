@@ -1,11 +1,13 @@
 package dev.synchronizers.jmh;
 
+import dev.synchronizers.testkit.RedisCluster;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -22,6 +24,10 @@ import org.openjdk.jmh.infra.IterationParams;
  * {@code @Setup(Level.Trial)} with {@link #startRedis()}, passes each client it opens through
  * {@link #closeAtEnd}, and calls {@link #stopRedis()} in its {@code @TearDown(Level.Trial)}: that
  * closes the clients, newest first, and then the server, whatever closing a client throws.
+ *
+ * <p>The lock benchmarks also run on a Redis Cluster of 3 masters ({@code -p topology=CLUSTER}):
+ * they connect to {@link #target()}, and the {@code REDIS-STATS} lines are printed per master
+ * ({@code node=<port>}), the work each master did per operation.
  */
 @State(Scope.Benchmark)
 public abstract class RedisBenchmark extends BenchmarkDefaults {
@@ -33,9 +39,15 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
      * socket read each, subtracted from {@code reads/op}); zero for most benchmarks.
      */
     protected final AtomicLong probes = new AtomicLong();
+    /** {@code STANDALONE} (one server) or {@code CLUSTER} (3 masters, no replicas; lock benchmarks only). */
+    @Param({"STANDALONE"})
+    public String topology;
+
+    /** The standalone server, or the cluster's first master. */
     protected RedisServer server;
+    private RedisCluster cluster;
     private final List<AutoCloseable> clients = new ArrayList<>();
-    private RedisStats before;
+    private List<RedisStats> before;
     private int iteration;
 
     /** The implementation under test, for the {@code REDIS-STATS} line. */
@@ -43,7 +55,27 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
 
     /** Starts a throwaway {@code redis-server} on loopback (see {@link RedisServers#start()}). */
     protected void startRedis() {
-        server = RedisServers.start();
+        if ("CLUSTER".equals(topology)) {
+            cluster = RedisCluster.start(RedisCluster.Options.defaults().replicasPerMaster(0));
+            server = cluster.masters().get(0);
+        } else {
+            server = RedisServers.start();
+        }
+    }
+
+    /**
+     * What a client connects to: the server's URI, or {@code "cluster:"} followed by the masters'
+     * URIs joined by commas (see {@link LockImpl}).
+     */
+    protected String target() {
+        return cluster == null
+                ? server.uri()
+                : "cluster:" + String.join(",", cluster.seedUris());
+    }
+
+    /** The servers whose work is counted: the one server, or every master. */
+    private List<RedisServer> nodes() {
+        return cluster == null ? List.of(server) : cluster.masters();
     }
 
     /** Registers a client of this trial, for {@link #stopRedis()} to close before the server. */
@@ -63,7 +95,9 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
             }
         }
         clients.clear();
-        if (server != null) {
+        if (cluster != null) {
+            cluster.close();
+        } else if (server != null) {
             server.close();
         }
         if (failure != null) {
@@ -75,18 +109,22 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
     public void beginIteration() {
         operations.set(0);
         probes.set(0);
-        before = RedisStats.of(server);
+        before = nodes().stream().map(RedisStats::of).toList();
     }
 
     @TearDown(Level.Iteration)
     public void endIteration(BenchmarkParams benchmark, IterationParams params) {
-        RedisStats after = RedisStats.of(server);
         iteration++;
-        String where = "iteration=" + iteration + "(" + params.getType().toString().toLowerCase() + ")"
-                + " threads=" + benchmark.getThreads() + " redis=" + server.version()
-                + " bench=" + benchmark.getBenchmark().replace(RedisBenchmark.class.getPackageName() + ".", "");
         long ops = operations.get();
-        System.out.println(after.perOperation(before, implName(), ops, probes.get(), where));
-        System.out.println(after.breakdown(before, implName(), ops));
+        List<RedisServer> nodes = nodes();
+        for (int i = 0; i < nodes.size(); i++) {
+            RedisStats after = RedisStats.of(nodes.get(i));
+            String where = "iteration=" + iteration + "(" + params.getType().toString().toLowerCase() + ")"
+                    + " threads=" + benchmark.getThreads() + " redis=" + server.version()
+                    + (cluster == null ? "" : " node=" + nodes.get(i).port())
+                    + " bench=" + benchmark.getBenchmark().replace(RedisBenchmark.class.getPackageName() + ".", "");
+            System.out.println(after.perOperation(before.get(i), implName(), ops, probes.get(), where));
+            System.out.println(after.breakdown(before.get(i), implName(), ops));
+        }
     }
 }

@@ -1,22 +1,25 @@
 -- lock-acquire-waiting.lua: as lock-acquire.lua, and on failure record that a waiter is subscribed,
 -- so that the release publishes a wake-up. Used by a waiter after its subscription is active.
 --
--- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while someone waits
+-- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while someone waits;
+--                           ':w:<client-uuid>' -> how many threads of that client wait (for snapshots)
 -- KEYS[2] token     string  last fencing token issued for this name; lives one second past its issue
 -- ARGV[1] owner     "<client-uuid>:<thread-id>"
 -- ARGV[2] lease_ms  lease to set, in milliseconds
+-- ARGV[3] waiters   how many threads of the owner's client wait for this lock, the owner included
 --
 -- Returns {1, token}  acquired; token is this hold's fencing token
 --         {0, pttl}   held by another owner; pttl is its remaining lease in ms (-1: it has none)
 local lock, token_key = KEYS[1], KEYS[2]
-local owner, lease_ms = ARGV[1], tonumber(ARGV[2])
+local owner, lease_ms, waiters = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
 
 if redis.call('EXISTS', lock) == 1 and redis.call('HEXISTS', lock, owner) == 0 then
   -- The mark lives in the holder's hash, so it goes with the hold and needs no lease of its own.
-  redis.call('HSET', lock, ':waiting', 1)
+  -- So is the client's count of waiters, an estimate that lock-snapshot.lua sums over clients.
+  redis.call('HSET', lock, ':waiting', 1, ':w:' .. (string.match(owner, '^(.*):') or owner), waiters)
   return {0, redis.call('PTTL', lock)}
 end
 

@@ -445,6 +445,11 @@ final class Acquirer {
         return line != null && !line.isEmpty();
     }
 
+    /** How many threads of this client wait in the local queue; 0 without one. */
+    int localWaiters() {
+        return line == null ? 0 : line.size();
+    }
+
     /** One local waiter's place in the line. */
     static final class Node {
         /** Parked in line, or asleep between tries: may be reserved. */

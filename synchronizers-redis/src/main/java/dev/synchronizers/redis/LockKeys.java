@@ -61,6 +61,8 @@ record LockKeys(String lock, String token, String queue, String places, String r
             case RW_WRITE_TRY -> new String[] {lock, token, readers};
             case RW_WRITE_RELEASE, RW_WRITE_LEAVE -> new String[] {lock, queue, places, readersWaiting, wakeups};
             case RW_FORCE_UNLOCK -> new String[] {lock, readers, readTokens, queue, places, readersWaiting, wakeups};
+            case LOCK_SNAPSHOT -> new String[] {lock, places};
+            case RW_SNAPSHOT -> new String[] {lock, readers, readTokens, places, readersWaiting};
             default -> throw new IllegalArgumentException(script + " is not a lock script");
         };
     }

@@ -1,14 +1,17 @@
 package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
+import dev.synchronizers.ReadWriteLockSnapshot;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -370,9 +373,17 @@ final class RedisLock implements DistributedLock {
             machinery.checkOpen();
             Script script = subscribed ? policy.subscribedTry : firstTry;
             long sent = System.nanoTime();
-            CompletionStage<List<Object>> pending = script == policy.queuedTry
-                    ? machinery.scripts.run(script, keys.keysFor(script), owner, lease, Long.toString(machinery.leaseMillis))
-                    : machinery.scripts.run(script, keys.keysFor(script), owner, lease);
+            CompletionStage<List<Object>> pending;
+            if (script == policy.queuedTry) {
+                pending = machinery.scripts.run(script, keys.keysFor(script), owner, lease,
+                        Long.toString(machinery.leaseMillis));
+            } else if (script == Script.LOCK_ACQUIRE_WAITING) {
+                // The client's waiters, this one among them, for other clients' snapshots.
+                pending = machinery.scripts.run(script, keys.keysFor(script), owner, lease,
+                        Integer.toString(Math.max(1, acquirer.localWaiters())));
+            } else {
+                pending = machinery.scripts.run(script, keys.keysFor(script), owner, lease);
+            }
             List<Object> reply;
             try {
                 reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
@@ -663,6 +674,101 @@ final class RedisLock implements DistributedLock {
         // A read hold counts until its lease ends; one that ended is purged by the next acquire.
         String key = policy == LockPolicy.READ ? keys.readers() : keys.lock();
         return machinery.await(machinery.redis.exists(key), "query " + kind + " '" + name + "'") == 1L;
+    }
+
+    @Override
+    public int getQueueLength() {
+        return snapshot().queueLength();
+    }
+
+    @Override
+    public boolean hasQueuedThreads() {
+        return getQueueLength() > 0;
+    }
+
+    /**
+     * One read-only script call: the holders (a read half's are the readers) and the queue
+     * estimate; see {@link DistributedLock#getQueueLength()} for what each kind can count.
+     */
+    @Override
+    public LockSnapshot snapshot() {
+        machinery.checkOpen();
+        String what = "snapshot " + kind + " '" + name + "'";
+        if (policy == LockPolicy.READ || policy == LockPolicy.WRITE) {
+            ReadWriteLockSnapshot both = readWriteSnapshot();
+            int queue = both.waitingWriters() + (both.readersWaiting() ? 1 : 0);
+            return new LockSnapshot(name, policy == LockPolicy.READ
+                    ? both.readers()
+                    : both.writer() == null ? List.of() : List.of(both.writer()), queue);
+        }
+        List<Object> reply = machinery.await(machinery.scripts.run(Script.LOCK_SNAPSHOT,
+                keys.keysFor(Script.LOCK_SNAPSHOT)), what);
+        long pttl = (Long) reply.get(0);
+        long queued = (Long) reply.get(1);
+        List<LockSnapshot.Holder> holders = new ArrayList<>();
+        List<?> fields = (List<?>) reply.get(2);
+        for (int i = 0; i + 1 < fields.size(); i += 2) {
+            String field = (String) fields.get(i);
+            String value = (String) fields.get(i + 1);
+            if (field.equals(":w:" + machinery.clientId)) {
+                continue;   // this client's own line is counted live, below
+            }
+            if (field.startsWith(":w:")) {
+                queued += Long.parseLong(value);
+            } else if (!field.startsWith(":")) {
+                holders.add(holder(field, Long.parseLong(value), pttl < 0 ? -1 : pttl));
+            }
+        }
+        queued += acquirer.localWaiters();
+        return new LockSnapshot(name, holders, (int) Math.min(Integer.MAX_VALUE, queued));
+    }
+
+    /** The read-write lock's picture, for either half; one read-only script call. */
+    ReadWriteLockSnapshot readWriteSnapshot() {
+        machinery.checkOpen();
+        RedisLock read = policy == LockPolicy.READ ? this : otherHalf;
+        RedisLock write = policy == LockPolicy.WRITE ? this : otherHalf;
+        List<Object> reply = machinery.await(machinery.scripts.run(Script.RW_SNAPSHOT,
+                keys.keysFor(Script.RW_SNAPSHOT)), "snapshot read-write lock '" + name + "'");
+        long writePttl = (Long) reply.get(0);
+        LockSnapshot.Holder writer = null;
+        List<?> writeFields = (List<?>) reply.get(3);
+        for (int i = 0; i + 1 < writeFields.size(); i += 2) {
+            String field = (String) writeFields.get(i);
+            if (!field.startsWith(":")) {
+                writer = write.holder(field, Long.parseLong((String) writeFields.get(i + 1)),
+                        writePttl < 0 ? -1 : writePttl);
+            }
+        }
+        List<LockSnapshot.Holder> readers = new ArrayList<>();
+        List<?> readFields = (List<?>) reply.get(4);
+        for (int i = 0; i + 2 < readFields.size(); i += 3) {
+            readers.add(read.holder((String) readFields.get(i), Long.parseLong(String.valueOf(readFields.get(i + 1))),
+                    (Long) readFields.get(i + 2)));
+        }
+        return new ReadWriteLockSnapshot(name, writer, readers, (int) (long) (Long) reply.get(1),
+                (Long) reply.get(2) == 1L);
+    }
+
+    /**
+     * A holder from its owner string {@code <client-id>:<thread-id>}. Whether its lease is renewed
+     * is known only for this client's own holds, from its books.
+     */
+    private LockSnapshot.Holder holder(String owner, long token, long leaseRemainingMillis) {
+        int colon = owner.lastIndexOf(':');
+        String clientId = colon < 0 ? owner : owner.substring(0, colon);
+        long threadId = -1;
+        try {
+            threadId = colon < 0 ? -1 : Long.parseLong(owner.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            // An owner another program wrote: no thread id to show.
+        }
+        LockSnapshot.Renewal renewal = LockSnapshot.Renewal.UNKNOWN;
+        Hold own = clientId.equals(machinery.clientId) ? holds.get(threadId) : null;
+        if (own != null && own.token == token) {
+            renewal = own.lease.fixed() ? LockSnapshot.Renewal.FIXED : LockSnapshot.Renewal.RENEWED;
+        }
+        return new LockSnapshot.Holder(clientId, threadId, token, leaseRemainingMillis, renewal);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.DistributedReadWriteLock;
+import dev.synchronizers.ReadWriteLockSnapshot;
 
 /**
  * The read-write lock behind {@link dev.synchronizers.Synchronizers#readWriteLock(String)}: two
@@ -54,6 +55,12 @@ final class RedisReadWriteLock implements DistributedReadWriteLock {
     @Override
     public DistributedLock writeLock() {
         return write;
+    }
+
+    /** One read-only script call; see {@link DistributedReadWriteLock#snapshot()}. */
+    @Override
+    public ReadWriteLockSnapshot snapshot() {
+        return read.readWriteSnapshot();
     }
 
     /** Shows the name and what this JVM knows of both halves; makes no network call. */

@@ -3,6 +3,7 @@ package dev.synchronizers.redis;
 import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
+import dev.synchronizers.SemaphoreSnapshot;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
@@ -11,7 +12,9 @@ import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -463,6 +466,39 @@ final class RedisSemaphore implements DistributedSemaphore {
         long available = machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_AVAILABLE, keys.forTry()),
                 what("count the permits of"));
         return (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, available));
+    }
+
+    /**
+     * One read-only script call; see {@link DistributedSemaphore#snapshot()}. Grants are summed
+     * per client: the client id is the grant's name up to its thread id and sequence number.
+     */
+    @Override
+    public SemaphoreSnapshot snapshot() {
+        machinery.checkOpen();
+        List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_SNAPSHOT, keys.forSnapshot()),
+                what("snapshot"));
+        long total = (Long) reply.get(0);
+        Map<String, long[]> perClient = new LinkedHashMap<>();   // client -> {permits, grants, shortest lease}
+        long held = 0;
+        List<?> grants = (List<?>) reply.get(2);
+        for (int i = 0; i + 2 < grants.size(); i += 3) {
+            String grant = (String) grants.get(i);
+            long permits = (Long) grants.get(i + 1);
+            long remaining = (Long) grants.get(i + 2);
+            String[] parts = grant.split(":");
+            String client = parts.length >= 3 ? String.join(":", java.util.Arrays.copyOf(parts, parts.length - 2)) : grant;
+            long[] sum = perClient.computeIfAbsent(client, c -> new long[] {0, 0, Long.MAX_VALUE});
+            sum[0] += permits;
+            sum[1]++;
+            sum[2] = Math.min(sum[2], remaining);
+            held += permits;
+        }
+        List<SemaphoreSnapshot.PermitHolder> holders = new ArrayList<>();
+        perClient.forEach((client, sum) -> holders.add(new SemaphoreSnapshot.PermitHolder(client,
+                (int) Math.min(Integer.MAX_VALUE, sum[0]), (int) sum[1], sum[2])));
+        int totalPermits = (int) Math.min(Integer.MAX_VALUE, total);
+        return new SemaphoreSnapshot(name, totalPermits, (int) Math.max(Integer.MIN_VALUE, total - held), holders,
+                (int) (long) (Long) reply.get(1));
     }
 
     /** Shows the name and what this JVM knows; makes no network call. */

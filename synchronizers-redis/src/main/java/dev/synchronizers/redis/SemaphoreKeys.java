@@ -34,6 +34,11 @@ record SemaphoreKeys(String total, String holds, String leases, String queue, St
         return new String[] {holds, leases};
     }
 
+    /** For the read-only snapshot. */
+    String[] forSnapshot() {
+        return new String[] {total, holds, leases, places};
+    }
+
     String[] forPlace() {
         return new String[] {queue, places, asks};
     }

@@ -11,7 +11,7 @@ import io.lettuce.core.ScriptOutputType;
  */
 public enum Script {
     LOCK_ACQUIRE("lock-acquire.lua", 2, 2, ScriptOutputType.MULTI),
-    LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 2, 2, ScriptOutputType.MULTI),
+    LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 2, 3, ScriptOutputType.MULTI),
     LOCK_RELEASE("lock-release.lua", 2, 2, ScriptOutputType.MULTI),
     LOCK_HANDOVER("lock-handover.lua", 2, 4, ScriptOutputType.MULTI),
     LOCK_GIVE_BACK("lock-give-back.lua", 2, 1, ScriptOutputType.INTEGER),
@@ -41,7 +41,10 @@ public enum Script {
     SEMAPHORE_AVAILABLE("semaphore-available.lua", 3, 0, ScriptOutputType.INTEGER),
     LATCH_SET("latch-set.lua", 1, 1, ScriptOutputType.INTEGER),
     LATCH_COUNT_DOWN("latch-count-down.lua", 3, 1, ScriptOutputType.INTEGER),
-    LATCH_DELETE("latch-delete.lua", 3, 1, ScriptOutputType.INTEGER);
+    LATCH_DELETE("latch-delete.lua", 3, 1, ScriptOutputType.INTEGER),
+    LOCK_SNAPSHOT("lock-snapshot.lua", 2, 0, ScriptOutputType.MULTI),
+    RW_SNAPSHOT("rw-snapshot.lua", 5, 0, ScriptOutputType.MULTI),
+    SEMAPHORE_SNAPSHOT("semaphore-snapshot.lua", 4, 0, ScriptOutputType.MULTI);
 
     /** The {@link #keys} of a batched script: it takes any number of items. */
     public static final int BATCHED = -1;

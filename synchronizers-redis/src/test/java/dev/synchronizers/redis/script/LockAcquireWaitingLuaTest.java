@@ -9,4 +9,10 @@ class LockAcquireWaitingLuaTest extends AcquireLuaContract {
     LockAcquireWaitingLuaTest() {
         super(Script.LOCK_ACQUIRE_WAITING, true);
     }
+
+    /** One waiting thread of the owner's client, as the client's first waiter reports. */
+    @Override
+    String[] args(String owner, long leaseMs) {
+        return new String[] {owner, Long.toString(leaseMs), "1"};
+    }
 }

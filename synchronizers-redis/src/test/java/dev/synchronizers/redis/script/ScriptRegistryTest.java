@@ -86,7 +86,7 @@ class ScriptRegistryTest extends LuaTestBase {
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, new String[] {lock}, "owner-a", "1000"));
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, new String[] {lock, tokenKey, lock}, "owner-a", "1000"));
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, two, "owner-a"));
-            assertArity(() -> registry.run(Script.LOCK_ACQUIRE_WAITING, two, "owner-a", "1000", "extra"));
+            assertArity(() -> registry.run(Script.LOCK_ACQUIRE_WAITING, two, "owner-a", "1000", "1", "extra"));
             assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a", "1001"));
             assertArity(() -> registry.run(Script.FAIR_LOCK_RELEASE, two, "owner-a", "1001"));

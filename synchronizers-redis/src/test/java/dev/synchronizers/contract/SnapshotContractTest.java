@@ -1,0 +1,263 @@
+package dev.synchronizers.contract;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.DistributedReadWriteLock;
+import dev.synchronizers.DistributedSemaphore;
+import dev.synchronizers.LockSnapshot;
+import dev.synchronizers.ReadWriteLockSnapshot;
+import dev.synchronizers.SemaphoreSnapshot;
+import dev.synchronizers.Synchronizers;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Kind;
+import dev.synchronizers.fixture.LeakCheck;
+import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.fixture.SpecContext;
+import dev.synchronizers.fixture.SynchronizerSpec;
+import dev.synchronizers.redis.RedisSynchronizers;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+
+/**
+ * The snapshots: {@link DistributedLock#snapshot()}, {@link DistributedLock#getQueueLength()},
+ * {@link DistributedReadWriteLock#snapshot()} and {@link DistributedSemaphore#snapshot()}, checked
+ * as an operator would: what one client sees of the holders and waiters of another.
+ */
+@Tag("redis")
+@ExtendWith(LeakCheck.class)
+class SnapshotContractTest {
+
+    /** A lock nobody holds: no holders, nobody queued. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK})
+    void snapshot_free_showsNoHolderAndNoQueue(DistributedLock lock, SpecContext context) {
+        LockSnapshot snapshot = lock.snapshot();
+
+        assertEquals(context.name(), snapshot.name());
+        assertFalse(snapshot.isLocked());
+        assertEquals(List.of(), snapshot.holders());
+        assertEquals(0, snapshot.queueLength());
+        assertFalse(lock.hasQueuedThreads());
+        assertTrue(context.keys().isEmpty(), "a snapshot writes nothing: " + context.keys());
+    }
+
+    /**
+     * A lock another client holds: the snapshot names that client, the holding thread, the token
+     * the holder sees, a lease within the client's; the renewal is known only to the holder.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK})
+    void snapshot_heldByAnotherClient_namesItsClientThreadTokenAndLease(DistributedLock lock, SpecContext context) {
+        DistributedLock held = context.lockInOtherClient();
+        held.lock();
+        try {
+            LockSnapshot seen = lock.snapshot();
+
+            assertEquals(1, seen.holders().size(), () -> "holders " + seen.holders());
+            LockSnapshot.Holder holder = seen.holders().get(0);
+            assertEquals(clientId(context.otherClient()), holder.clientId());
+            assertEquals(Thread.currentThread().getId(), holder.threadId());
+            assertEquals(held.fencingToken(), holder.fencingToken());
+            assertTrue(holder.leaseRemainingMillis() > 0
+                    && holder.leaseRemainingMillis() <= SpecContext.LEASE.toMillis(), () -> "lease " + holder);
+            assertEquals(LockSnapshot.Renewal.UNKNOWN, holder.renewal(), "another client's renewal is unknown");
+            assertEquals(LockSnapshot.Renewal.RENEWED, held.snapshot().holders().get(0).renewal(),
+                    "the holder knows its watchdog renews it");
+        } finally {
+            held.unlock();
+        }
+        held.lock(1, TimeUnit.MINUTES);
+        try {
+            assertEquals(LockSnapshot.Renewal.FIXED, held.snapshot().holders().get(0).renewal());
+        } finally {
+            held.unlock();
+        }
+    }
+
+    /** Waiters queued in Redis (fair lock, write lock) are counted across clients. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = {Kind.FAIR_LOCK, Kind.WRITE_LOCK})
+    void getQueueLength_twoWaitersOfAnotherClient_countsTwo(DistributedLock lock, SpecContext context)
+            throws Exception {
+        lock.lock();
+        List<Background<Void>> waiters = startWaiters(context, 2);
+        try {
+            assertEquals(2, lock.getQueueLength());
+            assertTrue(lock.hasQueuedThreads());
+            assertEquals(2, lock.snapshot().queueLength());
+        } finally {
+            lock.unlock();
+        }
+        for (Background<Void> waiter : waiters) {
+            waiter.get();
+        }
+        assertEquals(0, lock.getQueueLength());
+    }
+
+    /**
+     * A non-fair lock's waiters queue in their own client, whose first waiter records how many
+     * wait: another client counts that record; the waiters' own client counts its line.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.LOCK)
+    void getQueueLength_nonFairWaitersOfAnotherClient_countedByTheirRecordAndTheirOwnLine(DistributedLock lock,
+            SpecContext context) throws Exception {
+        lock.lock();
+        List<Background<Void>> first = startWaiters(context, 1);
+        List<Background<Void>> second;
+        try {
+            assertEquals(1, lock.getQueueLength(), "the waiting client's record");
+            second = startWaiters(context, 1);
+            assertEquals(2, context.lockInOtherClient().getQueueLength(), "the waiting client's own line");
+        } finally {
+            lock.unlock();
+        }
+        first.get(0).get();
+        second.get(0).get();
+    }
+
+    /** The read-write lock's picture: the writer, and a waiting writer and a waiting reader. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.WRITE_LOCK)
+    void readWriteSnapshot_writerWithWaitingWriterAndReader_showsAll(DistributedLock write, SpecContext context)
+            throws Exception {
+        DistributedReadWriteLock readWrite = context.client().readWriteLock(context.name());
+        DistributedReadWriteLock other = context.otherClient().readWriteLock(context.name());
+        write.lock();
+        Background<Void> writer = startWaiter("writer", other.writeLock());
+        Await.until("the writer is queued", () -> readWrite.snapshot().waitingWriters() == 1);
+        Background<Void> reader = startWaiter("reader", other.readLock());
+        Await.until("the reader sleeps", () -> RedisState.sleepsOnWakeup(reader.thread()));
+        try {
+            ReadWriteLockSnapshot seen = readWrite.snapshot();
+            assertNotNull(seen.writer());
+            assertEquals(clientId(context.client()), seen.writer().clientId());
+            assertEquals(write.fencingToken(), seen.writer().fencingToken());
+            assertEquals(List.of(), seen.readers());
+            assertEquals(1, seen.waitingWriters());
+            assertTrue(seen.readersWaiting());
+            assertEquals(2, write.getQueueLength(), "a waiting writer, and readers marked as waiting");
+        } finally {
+            write.unlock();
+        }
+        writer.get();
+        reader.get();
+    }
+
+    /** Two readers of two clients: both listed, each with its own token; no writer. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.READ_LOCK)
+    void readWriteSnapshot_twoReaders_listsBothWithTheirTokens(DistributedLock read, SpecContext context) {
+        DistributedLock otherRead = context.lockInOtherClient();
+        read.lock();
+        otherRead.lock();
+        try {
+            ReadWriteLockSnapshot seen = context.client().readWriteLock(context.name()).snapshot();
+            assertNull(seen.writer());
+            Map<String, Long> tokens = seen.readers().stream()
+                    .collect(Collectors.toMap(LockSnapshot.Holder::clientId, LockSnapshot.Holder::fencingToken));
+            assertEquals(Map.of(clientId(context.client()), read.fencingToken(),
+                    clientId(context.otherClient()), otherRead.fencingToken()), tokens);
+            assertEquals(2, read.snapshot().holders().size(), "the read half's holders are the readers");
+        } finally {
+            otherRead.unlock();
+            read.unlock();
+        }
+    }
+
+    /** The semaphore's picture: total, free, permits per client summed over its grants, waiters. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void semaphoreSnapshot_permitsOfTwoClientsAndAWaiter_showsEach(DistributedSemaphore semaphore,
+            SpecContext context) throws Exception {
+        DistributedSemaphore other = context.inOtherClient();
+        assertTrue(semaphore.trySetPermits(5));
+        semaphore.acquire(2);
+        semaphore.acquire();
+        other.acquire();
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            boolean acquired = other.tryAcquire(3, 30, TimeUnit.SECONDS);
+            other.release(3);
+            return acquired;
+        });
+        context.awaitRedisWaiter();
+        SemaphoreSnapshot seen = semaphore.snapshot();
+
+        assertEquals(5, seen.totalPermits());
+        assertEquals(1, seen.availablePermits());
+        assertEquals(1, seen.queueLength());
+        Map<String, SemaphoreSnapshot.PermitHolder> byClient = seen.holders().stream()
+                .collect(Collectors.toMap(SemaphoreSnapshot.PermitHolder::clientId, Function.identity()));
+        SemaphoreSnapshot.PermitHolder mine = byClient.get(clientId(context.client()));
+        assertEquals(3, mine.permits());
+        assertEquals(2, mine.grants());
+        assertTrue(mine.leaseRemainingMillis() > 0 && mine.leaseRemainingMillis() <= SpecContext.LEASE.toMillis());
+        assertEquals(1, byClient.get(clientId(context.otherClient())).permits());
+
+        semaphore.release(3);
+        assertTrue(waiter.get());
+        other.release();
+        assertEquals(List.of(), semaphore.snapshot().holders());
+    }
+
+    /** A closed client takes no snapshot. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK})
+    void snapshot_clientClosed_throwsIllegalState(DistributedLock lock, SpecContext context) {
+        context.client().close();
+        assertThrows(IllegalStateException.class, lock::snapshot);
+        assertThrows(IllegalStateException.class, lock::getQueueLength);
+    }
+
+    /* --------------- helpers --------------- */
+
+    private static String clientId(Synchronizers client) {
+        return ((RedisSynchronizers) client).clientId();
+    }
+
+    /** Starts {@code count} threads of the other client that lock and unlock, and waits until each sleeps. */
+    private static List<Background<Void>> startWaiters(SpecContext context, int count) {
+        List<Background<Void>> waiters = new java.util.ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            Background<Void> waiter = startWaiter("waiter-" + i, context.lockInOtherClient());
+            waiters.add(waiter);
+            // The first sleeps on its wake-up after its try recorded it in Redis; a later non-fair
+            // one waits in its client's line behind it.
+            Await.until(waiter.thread().getName() + " waits", () -> RedisState.sleepsOnWakeup(waiter.thread())
+                    || Arrays.stream(waiter.thread().getStackTrace())
+                            .anyMatch(frame -> frame.getMethodName().equals("waitInLine")));
+        }
+        return waiters;
+    }
+
+    private static Background<Void> startWaiter(String name, DistributedLock lock) {
+        CountDownLatch started = new CountDownLatch(1);
+        Background<Void> waiter = Background.start(name, () -> {
+            started.countDown();
+            lock.lock();
+            lock.unlock();
+            return null;
+        });
+        try {
+            started.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return waiter;
+    }
+}
