@@ -1,7 +1,10 @@
 package dev.synchronizers.examples;
 
+import dev.synchronizers.DistributedSemaphore;
+import dev.synchronizers.SemaphoreSnapshot;
 import dev.synchronizers.examples.PoolWorker.LimitKind;
 import dev.synchronizers.examples.StockWorker.LockKind;
+import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
@@ -14,6 +17,8 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 /**
@@ -75,8 +80,8 @@ public final class StockDemo {
                     Integer.toString(BUYERS_PER_JVM), Integer.toString(CALLS_PER_THREAD), Integer.toString(POOL_LIMIT),
                     LimitKind.LOCAL.name(), LimitKind.DISTRIBUTED.name()));
             try {
-                localPeak = runPool(3, LimitKind.LOCAL, poolWorkers, redis);
-                sharedPeak = runPool(4, LimitKind.DISTRIBUTED, poolWorkers, redis);
+                localPeak = runPool(3, LimitKind.LOCAL, poolWorkers, redis, server.uri());
+                sharedPeak = runPool(4, LimitKind.DISTRIBUTED, poolWorkers, redis, server.uri());
             } finally {
                 poolWorkers.forEach(ChildJvm::close);
             }
@@ -102,7 +107,7 @@ public final class StockDemo {
                 List.of(uri, kind.name(), Integer.toString(BUYERS_PER_JVM)));
         Results results;
         try {
-            results = runRound(workers, StockWorker.START_KEY, redis);
+            results = runRound(workers, StockWorker.START_KEY, redis, () -> { });
         } finally {
             workers.forEach(ChildJvm::close);
         }
@@ -132,10 +137,16 @@ public final class StockDemo {
      * Lets the pool workers, whose next round is {@code kind}, call the downstream service; prints
      * what it saw and returns the peak.
      */
-    private static int runPool(int number, LimitKind kind, List<ChildJvm> workers, RedisCommands<String, String> redis)
-            throws InterruptedException {
+    private static int runPool(int number, LimitKind kind, List<ChildJvm> workers, RedisCommands<String, String> redis,
+            String uri) throws InterruptedException {
         redis.del(PoolWorker.IN_FLIGHT_KEY, PoolWorker.PEAK_KEY, PoolWorker.CALLS_KEY, PoolWorker.START_KEY);
-        Results results = runRound(workers, PoolWorker.START_KEY, redis);
+        SemaphoreSnapshot[] midRun = new SemaphoreSnapshot[1];
+        Results results;
+        try (RedisSynchronizers observer = RedisSynchronizers.create(uri)) {
+            results = runRound(workers, PoolWorker.START_KEY, redis, kind == LimitKind.DISTRIBUTED
+                    ? () -> midRun[0] = busySnapshot(observer.semaphore(PoolWorker.SEMAPHORE_NAME))
+                    : () -> { });
+        }
         int peak = Integer.parseInt(redis.get(PoolWorker.PEAK_KEY));
         System.out.printf("%nRun %d, %s%n", number, kind.description.formatted(POOL_LIMIT));
         System.out.printf("  calls          %5s  (per worker JVM: %s)%n", redis.get(PoolWorker.CALLS_KEY),
@@ -144,6 +155,9 @@ public final class StockDemo {
                 peak, POOL_LIMIT);
         printWaits("permit wait", results);
         printLostHolds(results, kind == LimitKind.LOCAL ? "a per-JVM semaphore has no leases" : null);
+        if (midRun[0] != null) {
+            printSnapshot(midRun[0]);
+        }
         System.out.printf("  total time     %.2f s%n", results.elapsed().toMillis() / 1000.0);
         return peak;
     }
@@ -165,12 +179,16 @@ public final class StockDemo {
         }
     }
 
-    /** Starts the workers' next round at once through {@code startKey} and collects their {@code RESULT} lines. */
-    private static Results runRound(List<ChildJvm> workers, String startKey, RedisCommands<String, String> redis)
-            throws InterruptedException {
+    /**
+     * Starts the workers' next round at once through {@code startKey}, runs {@code duringRound}
+     * while they work, and collects their {@code RESULT} lines.
+     */
+    private static Results runRound(List<ChildJvm> workers, String startKey, RedisCommands<String, String> redis,
+            Runnable duringRound) throws InterruptedException {
         long startedAt = System.nanoTime();
         long deadline = startedAt + RUN_TIMEOUT.toNanos();
         redis.rpush(startKey, Collections.nCopies(workers.size(), "go").toArray(new String[0]));
+        duringRound.run();
         List<Map<String, String>> perWorker = new ArrayList<>();
         for (ChildJvm worker : workers) {
             perWorker.add(parse(worker.awaitLine("RESULT ",
@@ -205,6 +223,32 @@ public final class StockDemo {
         }
         System.out.printf("  lost holds     %5d  reported by the watchdogs (synchronizers.hold.lost, all JVMs)%n",
                 results.perWorker().stream().mapToLong(result -> Long.parseLong(result.get("lost_holds"))).sum());
+    }
+
+    /**
+     * Takes snapshots of the semaphore until one shows it busy (every permit held and callers
+     * waiting), or for at most two seconds, and returns the last: what an operator would see.
+     */
+    private static SemaphoreSnapshot busySnapshot(DistributedSemaphore semaphore) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        SemaphoreSnapshot snapshot = semaphore.snapshot();
+        while ((snapshot.availablePermits() > 0 || snapshot.queueLength() == 0) && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+            snapshot = semaphore.snapshot();
+        }
+        return snapshot;
+    }
+
+    /** Prints a semaphore snapshot: the permits, and who holds them for how long. */
+    private static void printSnapshot(SemaphoreSnapshot snapshot) {
+        System.out.printf("  mid-run snapshot of '%s' (DistributedSemaphore.snapshot()): %d of %d permits free,"
+                + " %d callers queued%n", snapshot.name(), snapshot.availablePermits(), snapshot.totalPermits(),
+                snapshot.queueLength());
+        for (SemaphoreSnapshot.PermitHolder holder : snapshot.holders()) {
+            System.out.printf("      client %s... holds %d permit%s (%d grant%s), lease ends in %d ms%n",
+                    holder.clientId().substring(0, 8), holder.permits(), holder.permits() == 1 ? "" : "s",
+                    holder.grants(), holder.grants() == 1 ? "" : "s", holder.leaseRemainingMillis());
+        }
     }
 
     /** The parsed {@code RESULT} line of each worker JVM, and how long they took from the start signal. */
