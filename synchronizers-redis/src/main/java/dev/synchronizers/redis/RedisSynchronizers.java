@@ -495,8 +495,9 @@ public final class RedisSynchronizers implements Synchronizers {
             if (clusterSeeds != null || clusterClient != null) {
                 ClusterClientOptions.Builder options = ClusterClientOptions.builder()
                         .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                // Every adaptive trigger (MOVED, ASK, reconnect storms, uncovered slots,
+                                // unknown nodes) is on by default; the periodic refresh is not.
                                 .enablePeriodicRefresh(TOPOLOGY_REFRESH)
-                                .enableAllAdaptiveRefreshTriggers()
                                 .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
                                 .refreshTriggersReconnectAttempts(2)
                                 .build())

@@ -110,6 +110,9 @@ public final class RedisCluster implements AutoCloseable {
                     // Redis 7 waits 5 s by default before a diskless full sync, to batch replicas.
                     "--repl-diskless-sync-delay", "0")
                     .args(options.args.toArray(new String[0]));
+            if (options.bundled) {
+                serverOptions = serverOptions.bundled();
+            }
             for (int i = 0; i < total; i++) {
                 started.add(RedisServers.start(serverOptions));
             }
@@ -726,6 +729,8 @@ public final class RedisCluster implements AutoCloseable {
         private final boolean requireFullCoverage;
         private final List<String> args;
         private final Duration timeout;
+        /** Whether every node runs the bundled Redis 6.2 binary; set once, before the instance is shared. */
+        private boolean bundled;
 
         private Options(int masters, int replicasPerMaster, long nodeTimeoutMillis, boolean requireFullCoverage,
                 List<String> args, Duration timeout) {
@@ -747,6 +752,22 @@ public final class RedisCluster implements AutoCloseable {
         }
 
         /**
+         * Returns these options with every node on the bundled Redis 6.2 binary
+         * ({@link RedisServers.Options#bundled()}), for tests of what only that version does.
+         */
+        public Options bundled() {
+            Options copy = new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout);
+            copy.bundled = true;
+            return copy;
+        }
+
+        /** Carries this instance's binary choice over to a modified copy. */
+        private Options keep(Options copy) {
+            copy.bundled = bundled;
+            return copy;
+        }
+
+        /**
          * Returns these options with {@code masters} masters.
          *
          * @throws IllegalArgumentException if {@code masters < 1}
@@ -755,7 +776,7 @@ public final class RedisCluster implements AutoCloseable {
             if (masters < 1) {
                 throw new IllegalArgumentException("masters must be >= 1: " + masters);
             }
-            return new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout);
+            return keep(new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout));
         }
 
         /**
@@ -767,7 +788,7 @@ public final class RedisCluster implements AutoCloseable {
             if (replicasPerMaster < 0) {
                 throw new IllegalArgumentException("replicasPerMaster must be >= 0: " + replicasPerMaster);
             }
-            return new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout);
+            return keep(new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout));
         }
 
         /**
@@ -781,7 +802,7 @@ public final class RedisCluster implements AutoCloseable {
             if (nodeTimeoutMillis <= 0) {
                 throw new IllegalArgumentException("nodeTimeoutMillis must be > 0: " + nodeTimeoutMillis);
             }
-            return new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout);
+            return keep(new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout));
         }
 
         /**
@@ -791,7 +812,7 @@ public final class RedisCluster implements AutoCloseable {
          * every slot is served.
          */
         public Options requireFullCoverage(boolean requireFullCoverage) {
-            return new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout);
+            return keep(new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout));
         }
 
         /**
@@ -802,8 +823,8 @@ public final class RedisCluster implements AutoCloseable {
         public Options args(String... extraArgs) {
             List<String> all = new ArrayList<>(args);
             all.addAll(Arrays.asList(extraArgs));
-            return new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, List.copyOf(all),
-                    timeout);
+            return keep(new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, List.copyOf(all),
+                    timeout));
         }
 
         /**
@@ -817,7 +838,7 @@ public final class RedisCluster implements AutoCloseable {
             if (timeout.isNegative() || timeout.isZero()) {
                 throw new IllegalArgumentException("timeout must be > 0: " + timeout);
             }
-            return new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout);
+            return keep(new Options(masters, replicasPerMaster, nodeTimeoutMillis, requireFullCoverage, args, timeout));
         }
 
         /** Returns every setting, for logs and assertion messages. */
@@ -825,7 +846,7 @@ public final class RedisCluster implements AutoCloseable {
         public String toString() {
             return "Options[masters=" + masters + ", replicasPerMaster=" + replicasPerMaster + ", nodeTimeoutMillis="
                     + nodeTimeoutMillis + ", requireFullCoverage=" + requireFullCoverage + ", args=" + args
-                    + ", timeout=" + timeout + "]";
+                    + ", timeout=" + timeout + (bundled ? ", bundled" : "") + "]";
         }
     }
 }
