@@ -6,7 +6,6 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
-import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
 import java.time.Duration;
@@ -186,35 +185,7 @@ public final class ClusterPubSubTransport implements PubSubTransport {
         Node(String id, StatefulRedisPubSubConnection<String, String> connection) {
             this.id = id;
             this.connection = connection;
-            connection.addListener(new RedisPubSubAdapter<String, String>() {
-                @Override
-                public void message(String channel, String message) {
-                    if (!sharded) {
-                        listener.message(channel, message);
-                    }
-                }
-
-                @Override
-                public void smessage(String channel, String message) {
-                    if (sharded) {
-                        listener.message(channel, message);
-                    }
-                }
-
-                @Override
-                public void subscribed(String channel, long count) {
-                    if (!sharded) {
-                        listener.subscribed(channel);
-                    }
-                }
-
-                @Override
-                public void ssubscribed(String channel, long count) {
-                    if (sharded) {
-                        listener.subscribed(channel);
-                    }
-                }
-
+            connection.addListener(new TransportAdapter(sharded, listener) {
                 @Override
                 public void sunsubscribed(String channel, long count) {
                     // Redis unsubscribes the shard channels of a slot that moved away; the channel

@@ -5,7 +5,6 @@ import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.protocol.DefaultEndpoint;
-import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
 import java.time.Duration;
@@ -40,35 +39,7 @@ public final class SingleConnectionTransport implements PubSubTransport {
 
     @Override
     public void listen(Listener listener) {
-        connection.addListener(new RedisPubSubAdapter<String, String>() {
-            @Override
-            public void message(String channel, String message) {
-                if (!sharded) {
-                    listener.message(channel, message);
-                }
-            }
-
-            @Override
-            public void smessage(String channel, String message) {
-                if (sharded) {
-                    listener.message(channel, message);
-                }
-            }
-
-            @Override
-            public void subscribed(String channel, long count) {
-                if (!sharded) {
-                    listener.subscribed(channel);
-                }
-            }
-
-            @Override
-            public void ssubscribed(String channel, long count) {
-                if (sharded) {
-                    listener.subscribed(channel);
-                }
-            }
-        });
+        connection.addListener(new TransportAdapter(sharded, listener));
         connection.addListener(new RedisConnectionStateListener() {
             @Override
             public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
