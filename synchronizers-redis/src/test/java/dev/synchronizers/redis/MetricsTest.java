@@ -25,6 +25,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.search.RequiredSearch;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -304,6 +305,22 @@ class MetricsTest {
         assertEquals(1, waits("semaphore", "failed"));
         assertEquals(1, followUps("give_up"));
         assertEquals(0, active("semaphore"), "nothing was booked as held");
+    }
+
+    /** The gauges read the client's state for as long as it is open, whatever the garbage collector does. */
+    @Test
+    void gauges_afterAGarbageCollection_stillReadTheClientsState() {
+        RedisSynchronizers client = metered();
+        client.lock(name).lock();
+        WeakReference<Object> canary = new WeakReference<>(new Object());
+        Await.until("a garbage collection cleared weak references", () -> {
+            System.gc();
+            return canary.get() == null;
+        });
+
+        assertEquals(1.0, gauge("synchronizers.watchdog.leases"));
+        assertEquals(0.0, gauge("synchronizers.followups.pending"));
+        assertEquals(0.0, gauge("synchronizers.wakeup.channels"));
     }
 
     @Test

@@ -137,16 +137,18 @@ public final class MicrometerRecorder implements Recorder {
 
     @Override
     public void clientGauges(IntSupplier leases, IntSupplier pendingRetries, IntSupplier channels) {
+        // Strong references: the suppliers are method references nobody else holds, and a gauge's
+        // weak reference would let them be collected (the gauge then reads NaN). close() removes them.
         synchronized (gauges) {
             gauges.add(Gauge.builder("synchronizers.watchdog.leases", leases, IntSupplier::getAsInt)
                     .description("Leases the client's watchdog tracks: holds, and queue places of waiters")
-                    .tag("client", clientId).register(registry));
+                    .tag("client", clientId).strongReference(true).register(registry));
             gauges.add(Gauge.builder("synchronizers.followups.pending", pendingRetries, IntSupplier::getAsInt)
                     .description("Follow-ups and releases Redis did not answer, waiting to be retried")
-                    .tag("client", clientId).register(registry));
+                    .tag("client", clientId).strongReference(true).register(registry));
             gauges.add(Gauge.builder("synchronizers.wakeup.channels", channels, IntSupplier::getAsInt)
                     .description("Channels the client is subscribed to for wake-ups")
-                    .tag("client", clientId).register(registry));
+                    .tag("client", clientId).strongReference(true).register(registry));
         }
     }
 
