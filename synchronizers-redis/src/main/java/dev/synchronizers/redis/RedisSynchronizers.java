@@ -243,6 +243,8 @@ public final class RedisSynchronizers implements Synchronizers {
     public static final class Builder {
         /** The target: exactly one of uri (with client, or not), clusterSeeds, clusterClient is set by the last call. */
         private RedisURI uri;
+        /** The text uri(String) was given, re-parsed by build() for each client it makes. */
+        private String uriText;
         private RedisClient client;
         private List<RedisURI> clusterSeeds;
         private RedisClusterClient clusterClient;
@@ -271,6 +273,7 @@ public final class RedisSynchronizers implements Synchronizers {
             Objects.requireNonNull(uri, "uri must not be null");
             RedisURI parsed = RedisURI.create(uri);
             target(parsed, null, null, null);
+            this.uriText = uri;
             return this;
         }
 
@@ -319,6 +322,7 @@ public final class RedisSynchronizers implements Synchronizers {
             this.client = client;
             this.clusterSeeds = clusterSeeds;
             this.clusterClient = clusterClient;
+            this.uriText = null;
         }
 
         /**
@@ -476,7 +480,14 @@ public final class RedisSynchronizers implements Synchronizers {
                 throw new IllegalStateException("meterNameTag is set but meterRegistry is not: call meterRegistry(...)");
             }
             Builder copy = new Builder();
-            copy.uri = uri == null || client != null ? uri : RedisURI.builder(uri).withTimeout(commandTimeout).build();
+            if (uriText != null) {
+                // A fresh copy per client, with the command timeout: RedisURI's builder cannot copy a
+                // Sentinel URI, so the text is parsed again.
+                copy.uri = RedisURI.create(uriText);
+                copy.uri.setTimeout(commandTimeout);
+            } else {
+                copy.uri = uri;
+            }
             copy.client = client;
             copy.clusterSeeds = clusterSeeds == null ? null : clusterSeeds.stream()
                     .map(seed -> RedisURI.builder(seed).withTimeout(commandTimeout).build()).toList();

@@ -1,0 +1,129 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedCountDownLatch;
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.DistributedSemaphore;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.testkit.RedisSentinels;
+import dev.synchronizers.testkit.RedisServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Queue;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * The synchronizers on a master with two replicas under three sentinels, reached with a
+ * {@code redis-sentinel://} URI: they work, and through a failover the clients follow the new
+ * master, holds that were replicated survive, and waiters proceed.
+ */
+@Tag("topology")
+class SentinelTest {
+
+    private static RedisSentinels sentinels;
+
+    private final Opened opened = new Opened();
+    private String prefix;
+    private String name;
+
+    @BeforeAll
+    static void startSentinels() {
+        sentinels = RedisSentinels.start();
+    }
+
+    @AfterAll
+    static void stopSentinels() {
+        if (sentinels != null) {
+            sentinels.close();
+        }
+    }
+
+    @BeforeEach
+    void names(TestInfo test) {
+        prefix = "st-" + UUID.randomUUID().toString().substring(0, 8);
+        name = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        opened.closeAll();
+    }
+
+    @Test
+    void create_sentinelUri_everySynchronizerWorksOnTheMaster() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.create(sentinels.sentinelUri()));
+        DistributedLock lock = client.lock(prefix + name);
+        lock.lock();
+        assertEquals(1L, opened.commands(sentinels.master().uri()).exists(LockKeys.of("sync", prefix + name).lock()),
+                "the hold lives on the master the sentinels name");
+        lock.unlock();
+        DistributedSemaphore semaphore = client.semaphore(prefix + name);
+        assertTrue(semaphore.trySetPermits(1));
+        semaphore.acquire();
+        semaphore.release();
+        DistributedCountDownLatch latch = client.countDownLatch(prefix + name);
+        assertTrue(latch.trySetCount(1));
+        latch.countDown();
+        assertTrue(latch.await(1, TimeUnit.SECONDS));
+    }
+
+    /**
+     * A failover while one client holds a lock and another waits for it: both clients follow the
+     * new master, the replicated hold (its lease far longer than the failover) is still the
+     * holder's, with no loss reported, and its release wakes the waiter on the new master.
+     */
+    @Test
+    void failover_holdSurvivesAndTheWaiterProceedsOnTheNewMaster() throws Exception {
+        Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+        DistributedLock holder = client(lost).lock(name);
+        DistributedLock waiting = client(lost).lock(name);
+        holder.lock();
+        long token = holder.fencingToken();
+        Background<Long> waiter = Background.start("waiter", () -> {
+            waiting.lock();
+            long next = waiting.fencingToken();
+            waiting.unlock();
+            return next;
+        });
+        Await.until("the waiter sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        RedisServer old = sentinels.master();
+
+        RedisServer now = sentinels.failover();
+
+        assertNotEquals(old, now);
+        Await.until("the holder's client answers from the new master", () -> {
+            try {
+                return holder.isLocked();
+            } catch (SynchronizerUnavailableException e) {
+                return false;
+            }
+        });
+        assertTrue(holder.isHeldByCurrentThread(), "the hold survived the failover");
+        holder.unlock();
+        assertTrue(waiter.get() > token, "the waiter got the lock with a newer token");
+        assertEquals(List.of(), List.copyOf(lost), "a replicated hold is not lost in a coordinated failover");
+    }
+
+    private RedisSynchronizers client(Queue<LostHold> lost) {
+        return opened.add(RedisSynchronizers.builder().uri(sentinels.sentinelUri()).keyPrefix(prefix)
+                .lease(Duration.ofSeconds(30)).commandTimeout(Duration.ofSeconds(2))
+                .lostHoldListener(lost::add, Runnable::run).build());
+    }
+}

@@ -1,0 +1,202 @@
+package dev.synchronizers.testkit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+
+/**
+ * A master with replicas under Redis Sentinel, on loopback, for tests: by default one master, two
+ * replicas ({@code --replicaof}) and three sentinels ({@code redis-server <conf> --sentinel})
+ * monitoring it as {@value #MASTER_NAME} with a quorum of 2, {@code down-after-milliseconds 1000}
+ * and {@code failover-timeout 3000}, so that a failover completes within a few seconds. Every
+ * process comes from {@link RedisServers#start(RedisServers.Options)}, so from the same sources as
+ * every other server of the testkit, and {@link #close()} stops exactly those processes.
+ *
+ * <p>Not thread-safe: one test thread drives it.
+ */
+public final class RedisSentinels implements AutoCloseable {
+
+    /** The name the sentinels monitor the master under. */
+    public static final String MASTER_NAME = "mymaster";
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final long POLL_MILLIS = 50;
+
+    private final List<RedisServer> servers;
+    private final List<RedisServer> sentinels;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private RedisSentinels(List<RedisServer> servers, List<RedisServer> sentinels) {
+        this.servers = List.copyOf(servers);
+        this.sentinels = List.copyOf(sentinels);
+    }
+
+    /**
+     * Starts a master, two replicas and three sentinels, and returns once every sentinel knows the
+     * master, both replicas and the other two sentinels.
+     *
+     * @throws IllegalStateException if that state is not reached within 30 s; everything started
+     *     is stopped first
+     */
+    public static RedisSentinels start() {
+        List<RedisServer> servers = new ArrayList<>();
+        List<RedisServer> sentinels = new ArrayList<>();
+        try {
+            RedisServer master = RedisServers.start(RedisServers.Options.defaults()
+                    .args("--repl-diskless-sync-delay", "0"));
+            servers.add(master);
+            for (int i = 0; i < 2; i++) {
+                servers.add(RedisServers.start(RedisServers.Options.defaults().args("--replicaof", master.host(),
+                        Integer.toString(master.port()), "--repl-diskless-sync-delay", "0")));
+            }
+            String conf = "sentinel monitor " + MASTER_NAME + " " + master.host() + " " + master.port() + " 2\n"
+                    + "sentinel down-after-milliseconds " + MASTER_NAME + " 1000\n"
+                    + "sentinel failover-timeout " + MASTER_NAME + " 3000\n"
+                    + "sentinel parallel-syncs " + MASTER_NAME + " 2\n";
+            for (int i = 0; i < 3; i++) {
+                sentinels.add(RedisServers.start(RedisServers.Options.defaults().configFile(conf).args("--sentinel")));
+            }
+            RedisSentinels set = new RedisSentinels(servers, sentinels);
+            set.await("every sentinel knows the master, 2 replicas and 2 other sentinels", () -> {
+                for (RedisServer sentinel : sentinels) {
+                    String state = Resp.infoField(set.call(sentinel, "INFO", "sentinel"), "master0");
+                    if (state == null || !state.contains("status=ok") || !state.contains("slaves=2")
+                            || !state.contains("sentinels=3")) {
+                        return sentinel + ": " + state;
+                    }
+                }
+                return null;
+            });
+            return set;
+        } catch (RuntimeException e) {
+            sentinels.forEach(RedisServer::close);
+            servers.forEach(RedisServer::close);
+            throw e;
+        }
+    }
+
+    /**
+     * Returns the Lettuce URI of the set: {@code redis-sentinel://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3#mymaster}.
+     */
+    public String sentinelUri() {
+        StringBuilder uri = new StringBuilder("redis-sentinel://");
+        for (int i = 0; i < sentinels.size(); i++) {
+            uri.append(i == 0 ? "" : ",").append(sentinels.get(i).host()).append(':').append(sentinels.get(i).port());
+        }
+        return uri.append('#').append(MASTER_NAME).toString();
+    }
+
+    /** Returns the data servers (master and replicas), in start order. */
+    public List<RedisServer> servers() {
+        return servers;
+    }
+
+    /** Returns the sentinels. */
+    public List<RedisServer> sentinels() {
+        return sentinels;
+    }
+
+    /**
+     * Returns the current master, as the first sentinel that answers names it.
+     *
+     * @throws IllegalStateException if no sentinel answers, or it names no server of this set
+     */
+    public RedisServer master() {
+        for (RedisServer sentinel : sentinels) {
+            try {
+                List<String> address = sentinel.callList("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME);
+                int port = Integer.parseInt(address.get(1));
+                for (RedisServer server : servers) {
+                    if (server.port() == port) {
+                        return server;
+                    }
+                }
+                throw new IllegalStateException("the sentinels name a master outside this set: " + address);
+            } catch (IOException e) {
+                // a killed or paused sentinel: ask the next
+            }
+        }
+        throw new IllegalStateException("no sentinel answers");
+    }
+
+    /**
+     * Fails the master over with {@code SENTINEL FAILOVER} (no agreement needed, no write lost: the
+     * sentinels pick a replica, promote it and make the old master its replica), and returns once
+     * every live sentinel names the new master and the new master has every other server as a
+     * connected replica.
+     *
+     * @return the new master
+     */
+    public RedisServer failover() {
+        RedisServer old = master();
+        try {
+            sentinels.get(0).call("SENTINEL", "FAILOVER", MASTER_NAME);
+        } catch (IOException e) {
+            throw new UncheckedIOException("SENTINEL FAILOVER failed", e);
+        }
+        return awaitMasterChangedFrom(old, servers.size() - 1);
+    }
+
+    /**
+     * Waits until every live sentinel names a master other than {@code old}, and the new master
+     * has {@code replicas} connected replicas.
+     *
+     * @return the new master
+     */
+    public RedisServer awaitMasterChangedFrom(RedisServer old, int replicas) {
+        await("the sentinels name a new master with " + replicas + " replicas", () -> {
+            RedisServer now = master();
+            if (now.equals(old)) {
+                return "still " + old;
+            }
+            String connected = Resp.infoField(call(now, "INFO", "replication"), "connected_slaves");
+            return Integer.toString(replicas).equals(connected) ? null : now + " has " + connected + " replicas";
+        });
+        return master();
+    }
+
+    /** Stops every process of the set; idempotent. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            sentinels.forEach(RedisServer::close);
+            servers.forEach(RedisServer::close);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedisSentinels[" + sentinelUri() + ", servers " + servers + "]";
+    }
+
+    private String call(RedisServer server, String... command) {
+        try {
+            return server.call(command);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** Polls until {@code problem} returns null; fails with its last answer after the timeout. */
+    private void await(String what, Supplier<String> problem) {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        String last = problem.get();
+        while (last != null) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("gave up after " + TIMEOUT.toSeconds() + " s waiting until " + what
+                        + ": " + last);
+            }
+            try {
+                Thread.sleep(POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted waiting until " + what, e);
+            }
+            last = problem.get();
+        }
+    }
+}
