@@ -1,6 +1,7 @@
 package dev.synchronizers.redis;
 
 import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -30,6 +31,8 @@ final class Machinery {
     final Recorder metrics;
     final long leaseMillis;
     final Duration timeout;
+    /** The replica acknowledgement every acquisition needs, or null. */
+    final ReplicaAcks acks;
     private final AtomicBoolean closed;
     private final AtomicLong attempts = new AtomicLong();
     /**
@@ -41,7 +44,8 @@ final class Machinery {
 
     Machinery(String clientId, String keyPrefix, RedisClusterAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
-            LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, AtomicBoolean closed) {
+            LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, ReplicaAcks acks,
+            AtomicBoolean closed) {
         this.clientId = clientId;
         this.keyPrefix = keyPrefix;
         this.redis = redis;
@@ -52,6 +56,7 @@ final class Machinery {
         this.metrics = metrics;
         this.leaseMillis = leaseMillis;
         this.timeout = timeout;
+        this.acks = acks;
         this.closed = closed;
     }
 
@@ -87,6 +92,44 @@ final class Machinery {
     @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; the id is the same.
     static long currentThreadId() {
         return Thread.currentThread().getId();
+    }
+
+    /** Sends {@code WAIT} for the configured replica acknowledgement; only when {@link #acks} is set. */
+    CompletionStage<Long> waitForReplicas() {
+        return redis.waitForReplication(acks.replicas(), acks.timeout().toMillis());
+    }
+
+    /**
+     * Tells whether the holds this client's connection wrote so far are on enough replicas: true
+     * without replica acknowledgement; otherwise {@code acked} if it is known ({@code >= 0}), or
+     * the answer of a {@code WAIT} sent now.
+     */
+    boolean replicated(long acked) {
+        if (acks == null) {
+            return true;
+        }
+        long count = acked >= 0 ? acked : await(waitForReplicas(), "wait for " + acks.replicas() + " replicas");
+        boolean met = acks.met(count);
+        if (!met) {
+            metrics.replicaAcksShort("acquire");
+        }
+        return met;
+    }
+
+    /**
+     * Runs a script that may create a hold and waits for its reply; with replica acknowledgement,
+     * {@code WAIT} follows it in the same round trip and its answer is stored in {@code acked[0]}
+     * ({@code -1} without).
+     */
+    <T> T runAcquiring(Script script, String[] keys, String[] args, String what, long[] acked) {
+        if (acks == null) {
+            acked[0] = -1;
+            return await(scripts.<T>run(script, keys, args), what);
+        }
+        ScriptRegistry.Followed<T> both = await(scripts.<T>runFollowedBy(script, keys, args, this::waitForReplicas),
+                what + " and wait for " + acks.replicas() + " replicas");
+        acked[0] = both.followUp();
+        return both.reply();
     }
 
     /** Waits for a reply within the command timeout; see {@link Replies#await}. */

@@ -9,6 +9,7 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
@@ -234,11 +235,28 @@ final class RedisLock implements DistributedLock {
         long waitStart = System.nanoTime();
         Recorder.Outcome outcome = Recorder.Outcome.FAILED;
         try {
-            Attempt attempt = acquirer.acquire(new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0),
-                    owner, timeoutNanos, interruptible);
-            if (!attempt.acquired()) {
-                outcome = Recorder.Outcome.TIMED_OUT;
-                return false;
+            Attempt attempt;
+            while (true) {
+                long remaining = timeoutNanos == Acquirer.FOREVER || timeoutNanos <= 0
+                        ? timeoutNanos
+                        : Math.max(1, timeoutNanos - (System.nanoTime() - waitStart));
+                attempt = acquirer.acquire(new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0),
+                        owner, remaining, interruptible);
+                if (!attempt.acquired()) {
+                    outcome = Recorder.Outcome.TIMED_OUT;
+                    return false;
+                }
+                if (machinery.replicated(attempt.replicasAcked())) {
+                    break;
+                }
+                // Fewer replicas have it than asked: a failover now could forget it. Not acquired:
+                // give it back, and try again while the caller's wait lasts.
+                giveBackUnreplicated(owner, attempt.fencingToken());
+                if (timeoutNanos != Acquirer.FOREVER
+                        && (timeoutNanos <= 0 || System.nanoTime() - waitStart >= timeoutNanos)) {
+                    outcome = Recorder.Outcome.TIMED_OUT;
+                    return false;
+                }
             }
             outcome = Recorder.Outcome.ACQUIRED;
             Hold hold = new Hold(owner, attempt.fencingToken(), meters.holdStarted());
@@ -373,20 +391,33 @@ final class RedisLock implements DistributedLock {
             machinery.checkOpen();
             Script script = subscribed ? policy.subscribedTry : firstTry;
             long sent = System.nanoTime();
-            CompletionStage<List<Object>> pending;
+            String[] args;
             if (script == policy.queuedTry) {
-                pending = machinery.scripts.run(script, keys.keysFor(script), owner, lease,
-                        Long.toString(machinery.leaseMillis));
+                args = new String[] {owner, lease, Long.toString(machinery.leaseMillis)};
             } else if (script == Script.LOCK_ACQUIRE_WAITING) {
                 // The client's waiters, this one among them, for other clients' snapshots.
-                pending = machinery.scripts.run(script, keys.keysFor(script), owner, lease,
-                        Integer.toString(Math.max(1, acquirer.localWaiters())));
+                args = new String[] {owner, lease, Integer.toString(Math.max(1, acquirer.localWaiters()))};
             } else {
-                pending = machinery.scripts.run(script, keys.keysFor(script), owner, lease);
+                args = new String[] {owner, lease};
             }
+            // With replica acknowledgement, WAIT follows the try in the same round trip.
+            CompletionStage<ScriptRegistry.Followed<List<Object>>> followed = machinery.acks == null
+                    ? null
+                    : machinery.scripts.runFollowedBy(script, keys.keysFor(script), args, machinery::waitForReplicas);
+            CompletionStage<List<Object>> pending = followed == null
+                    ? machinery.scripts.run(script, keys.keysFor(script), args)
+                    : followed.thenApply(ScriptRegistry.Followed::reply);
             List<Object> reply;
+            long acked = -1;
             try {
-                reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
+                if (followed == null) {
+                    reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
+                } else {
+                    ScriptRegistry.Followed<List<Object>> both = machinery.await(followed,
+                            "acquire " + kind + " '" + name + "' and wait for " + machinery.acks.replicas() + " replicas");
+                    reply = both.reply();
+                    acked = both.followUp();
+                }
             } catch (SynchronizerUnavailableException e) {
                 undoIfAcquired(pending, owner);
                 if (script == policy.queuedTry) {
@@ -398,6 +429,9 @@ final class RedisLock implements DistributedLock {
             }
             handoverInDoubt = false;
             Attempt attempt = Attempt.of(reply, sent);
+            if (attempt.acquired() && acked >= 0) {
+                attempt = new Attempt(true, attempt.fencingToken(), 0, sent, acked);
+            }
             if (!attempt.acquired() && script == policy.queuedTry) {
                 place.queued(sent);
                 grantFloor = Math.max(grantFloor, attempt.fencingToken());
@@ -471,6 +505,20 @@ final class RedisLock implements DistributedLock {
             if (!acquired && handoverInDoubt) {
                 giveBack(threadId, owner);
             }
+        }
+    }
+
+    /**
+     * Releases, by token, a hold that fewer replicas acknowledged than the client asks: it was
+     * never given to the caller. Retried in the background if Redis does not answer.
+     */
+    private void giveBackUnreplicated(String owner, long token) {
+        log.debug("{} '{}': acquired, but fewer than {} replicas acknowledged it; giving it back", kind, name,
+                machinery.acks.replicas());
+        try {
+            machinery.await(releaseCommand(owner, token), "give back " + kind + " '" + name + "'");
+        } catch (SynchronizerUnavailableException e) {
+            releaseQuietly(owner, token);
         }
     }
 

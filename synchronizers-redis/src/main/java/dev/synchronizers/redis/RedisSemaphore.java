@@ -187,21 +187,48 @@ final class RedisSemaphore implements DistributedSemaphore {
         }
     }
 
+    /**
+     * Waits for the permits as one acquisition, and, with replica acknowledgement, once more as a
+     * new acquisition for each one fewer replicas acknowledged than asked (given back at once),
+     * while the wait lasts.
+     */
     private boolean waitForPermits(int permits, long timeoutNanos) throws InterruptedException {
-        String waiter = machinery.newAttempt();
+        long start = System.nanoTime();
+        while (true) {
+            long remaining = timeoutNanos == Acquirer.FOREVER || timeoutNanos <= 0
+                    ? timeoutNanos
+                    : Math.max(1, timeoutNanos - (System.nanoTime() - start));
+            String waiter = machinery.newAttempt();
+            Attempt attempt = acquireOnce(waiter, permits, remaining);
+            if (!attempt.acquired()) {
+                return false;
+            }
+            if (machinery.replicated(attempt.replicasAcked())) {
+                return true;
+            }
+            returnUnreplicated(waiter);
+            if (timeoutNanos != Acquirer.FOREVER && (timeoutNanos <= 0 || System.nanoTime() - start >= timeoutNanos)) {
+                return false;
+            }
+        }
+    }
+
+    /** One acquisition, named {@code waiter}: its tries, its place in the line and its wait. */
+    private Attempt acquireOnce(String waiter, int permits, long timeoutNanos) throws InterruptedException {
         String leaseMillis = Long.toString(machinery.leaseMillis);
         QueuePlace place = new QueuePlace(machinery, waiter, Script.SEMAPHORE_RENEW_PLACE, keys.forPlace(),
                 Script.SEMAPHORE_LEAVE, keys.forQueue(), what(""), leaseMillis);
         String[] args = {waiter, Integer.toString(permits), leaseMillis, leaseMillis};
-        Attempt attempt = acquirer.acquire(new Acquirer.Step() {
+        return acquirer.acquire(new Acquirer.Step() {
             @Override
             public Attempt attempt(boolean subscribed) {
                 machinery.checkOpen();
                 long sent = System.nanoTime();
                 List<Object> reply;
+                long[] acked = new long[1];
                 try {
-                    reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ACQUIRE, keys.forQueue(), args),
-                            what("acquire " + permits + " permits of"));
+                    reply = machinery.runAcquiring(Script.SEMAPHORE_ACQUIRE, keys.forQueue(), args,
+                            what("acquire " + permits + " permits of"), acked);
                 } catch (SynchronizerUnavailableException e) {
                     // It may have run, or run later: queued this waiter, or given it permits.
                     giveUp(waiter);
@@ -213,7 +240,7 @@ final class RedisSemaphore implements DistributedSemaphore {
                 }
                 if (code == 1L) {
                     record(waiter, permits, sent);
-                    return new Attempt(true, -1, 0, sent);
+                    return new Attempt(true, -1, 0, sent, acked[0]);
                 }
                 if (code != 0L) {
                     throw new IllegalStateException(what("") + ": acquisition " + waiter + " was already given up");
@@ -245,7 +272,35 @@ final class RedisSemaphore implements DistributedSemaphore {
                 place.done(acquired);
             }
         }, waiter, timeoutNanos, true);
-        return attempt.acquired();
+    }
+
+    /**
+     * Gives back, at once, a grant that fewer replicas acknowledged than the client asks: it was
+     * never the caller's. Its permits return to the pool and serve the line.
+     */
+    private void returnUnreplicated(String grantId) {
+        books.lock();
+        try {
+            for (Iterator<Grant> it = grants.iterator(); it.hasNext(); ) {
+                Grant grant = it.next();
+                if (grant.id.equals(grantId)) {
+                    it.remove();
+                    machinery.watchdog.unregister(grant.lease);
+                    endHold(grant, false);
+                }
+            }
+        } finally {
+            books.unlock();
+        }
+        log.debug("{}: acquisition {} has fewer than {} replicas; giving it back", what(""), grantId,
+                machinery.acks.replicas());
+        try {
+            machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_LEAVE, keys.forQueue(), grantId,
+                    Long.toString(machinery.leaseMillis)), what("give back permits of"));
+            machinery.metrics.followUp(Recorder.FollowUp.GIVE_UP);
+        } catch (SynchronizerUnavailableException e) {
+            giveUp(grantId);
+        }
     }
 
     /** One barging try; {@code permits == 0} drains. Returns the permits taken. */
@@ -253,10 +308,11 @@ final class RedisSemaphore implements DistributedSemaphore {
         String grant = machinery.newAttempt();
         long sent = System.nanoTime();
         List<Object> reply;
+        long[] acked = new long[1];
         try {
-            reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_TRY, keys.forTry(), grant,
-                    Integer.toString(permits), Long.toString(machinery.leaseMillis)),
-                    what(permits == 0 ? "drain" : "try to acquire " + permits + " permits of"));
+            reply = machinery.runAcquiring(Script.SEMAPHORE_TRY, keys.forTry(),
+                    new String[] {grant, Integer.toString(permits), Long.toString(machinery.leaseMillis)},
+                    what(permits == 0 ? "drain" : "try to acquire " + permits + " permits of"), acked);
         } catch (SynchronizerUnavailableException e) {
             giveUp(grant);
             throw e;
@@ -271,6 +327,10 @@ final class RedisSemaphore implements DistributedSemaphore {
         int taken = code == 1L ? (int) (long) (Long) reply.get(1) : 0;
         if (taken > 0) {
             record(grant, taken, sent);
+            if (!machinery.replicated(acked[0])) {
+                returnUnreplicated(grant);
+                return 0;
+            }
         }
         return taken;
     }

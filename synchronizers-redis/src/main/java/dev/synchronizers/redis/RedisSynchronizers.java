@@ -12,6 +12,7 @@ import dev.synchronizers.Synchronizers;
 import dev.synchronizers.redis.metrics.MicrometerRecorder;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.topology.ClusterTopology;
 import dev.synchronizers.redis.topology.StandaloneTopology;
 import dev.synchronizers.redis.topology.Topology;
@@ -100,9 +101,15 @@ public final class RedisSynchronizers implements Synchronizers {
                     : new LostHoldListeners.Registration(registration.listener(), watchdog.executor()));
         }
         this.closed = new AtomicBoolean();
+        ReplicaAcks acks = builder.replicaAcks;
+        if (acks != null) {
+            checkWaitAccepted(topology, acks, builder.commandTimeout);
+            watchdog.acknowledgeRenewals(() -> topology.commands().waitForReplication(acks.replicas(),
+                    acks.timeout().toMillis()), acks::met);
+        }
         this.machinery = new Machinery(clientId, builder.keyPrefix, topology.commands(), scripts, watchdog,
                 new WakeupDispatcher(topology.pubSub(), builder.commandTimeout, clientId + ":", metrics),
-                new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, closed);
+                new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, acks, closed);
         metrics.clientGauges(machinery.watchdog::registered, machinery.watchdog::pendingRetries,
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
@@ -115,6 +122,20 @@ public final class RedisSynchronizers implements Synchronizers {
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
         this.semaphores = Caffeine.newBuilder().weakValues().build(name -> new RedisSemaphore(name, machinery));
         this.latches = Caffeine.newBuilder().weakValues().build(name -> new RedisCountDownLatch(name, machinery));
+    }
+
+    /**
+     * Fails the build, closing the topology, if the server refuses {@code WAIT} (some proxies and
+     * managed services do), so that replica acknowledgement is never silently absent.
+     */
+    private static void checkWaitAccepted(Topology topology, ReplicaAcks acks, Duration timeout) {
+        try {
+            Replies.await(topology.commands().waitForReplication(0, 1), timeout, "probe WAIT");
+        } catch (RuntimeException e) {
+            topology.close();
+            throw new IllegalStateException("replicaAcks(" + acks.replicas() + ", " + acks.timeout().toMillis()
+                    + " ms) is set, but " + topology.describe() + " does not accept WAIT: " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -255,6 +276,7 @@ public final class RedisSynchronizers implements Synchronizers {
         /** A MeterRegistry, typed Object so that this class never makes the JVM load Micrometer. */
         private Object meterRegistry;
         private Function<String, String> meterNameTag;
+        private ReplicaAcks replicaAcks;
 
         private Builder() {
         }
@@ -464,6 +486,42 @@ public final class RedisSynchronizers implements Synchronizers {
         }
 
         /**
+         * Asks every call that creates a hold (an acquisition, a hand-over) to be acknowledged by
+         * at least {@code replicas} replicas: {@code WAIT replicas timeout} follows the call on
+         * the same connection, in the same round trip. An acquisition that fewer replicas
+         * acknowledged is not acquired: it is given back at once and tried again within the
+         * caller's wait ({@code tryLock()} and {@code tryAcquire()} without a timeout return false;
+         * {@code lock()} keeps trying). So every hold a caller gets was on that many replicas when
+         * it got it, and a failover to one of them keeps it. Renewals are followed by a
+         * {@code WAIT} too; one that falls short is reported (a WARN log and the
+         * {@code synchronizers.replica.acks.short} meter), since a renewal cannot be undone.
+         *
+         * <p>Costs: each acquisition waits until the replicas acknowledge, up to {@code timeout},
+         * and while {@code WAIT} blocks, the client's other commands on the shared connection wait
+         * behind it; with fewer replicas reachable than asked, every acquisition fails to take
+         * anything for {@code timeout} at a time. {@code WAIT} narrows the window in which a
+         * failover loses a hold; it does not close it (see the topologies document). Off by
+         * default. {@link #build()} fails if the server refuses {@code WAIT}, and on a Redis Cluster.
+         *
+         * @param replicas how many replicas must acknowledge, at least 1
+         * @param timeout how long {@code WAIT} may block, positive and shorter than the command timeout
+         * @return this builder
+         * @throws NullPointerException if {@code timeout} is null
+         * @throws IllegalArgumentException if {@code replicas} is below 1 or {@code timeout} is not positive
+         */
+        public Builder replicaAcks(int replicas, Duration timeout) {
+            Objects.requireNonNull(timeout, "timeout must not be null");
+            if (replicas < 1) {
+                throw new IllegalArgumentException("replicas must be >= 1: " + replicas);
+            }
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout must be > 0: " + timeout);
+            }
+            this.replicaAcks = new ReplicaAcks(replicas, timeout);
+            return this;
+        }
+
+        /**
          * Connects and returns the client.
          *
          * @return the connected client
@@ -475,6 +533,13 @@ public final class RedisSynchronizers implements Synchronizers {
         public RedisSynchronizers build() {
             if (uri == null && clusterSeeds == null && clusterClient == null) {
                 throw new IllegalStateException("no Redis to connect to: call uri(...), cluster(...) or client(...)");
+            }
+            if (replicaAcks != null && (clusterSeeds != null || clusterClient != null)) {
+                throw new IllegalStateException("replicaAcks is not supported on a Redis Cluster");
+            }
+            if (replicaAcks != null && replicaAcks.timeout().compareTo(commandTimeout) >= 0) {
+                throw new IllegalStateException("replicaAcks' timeout (" + replicaAcks.timeout().toMillis()
+                        + " ms) must be shorter than the commandTimeout (" + commandTimeout.toMillis() + " ms)");
             }
             if (meterNameTag != null && meterRegistry == null) {
                 throw new IllegalStateException("meterNameTag is set but meterRegistry is not: call meterRegistry(...)");
@@ -498,6 +563,7 @@ public final class RedisSynchronizers implements Synchronizers {
             copy.listeners.addAll(listeners);
             copy.meterRegistry = meterRegistry;
             copy.meterNameTag = meterNameTag;
+            copy.replicaAcks = replicaAcks;
             return new RedisSynchronizers(copy);
         }
 

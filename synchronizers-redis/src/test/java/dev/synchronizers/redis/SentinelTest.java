@@ -1,7 +1,9 @@
 package dev.synchronizers.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedCountDownLatch;
@@ -15,6 +17,8 @@ import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.RedisSentinels;
 import dev.synchronizers.testkit.RedisServer;
+import dev.synchronizers.testkit.RedisServers;
+import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
@@ -119,6 +123,82 @@ class SentinelTest {
         holder.unlock();
         assertTrue(waiter.get() > token, "the waiter got the lock with a newer token");
         assertEquals(List.of(), List.copyOf(lost), "a replicated hold is not lost in a coordinated failover");
+    }
+
+    /* --------------- replica acknowledgement --------------- */
+
+    /** With both replicas connected, an acquisition is acknowledged by WAIT in the same round trip. */
+    @Test
+    void replicaAcks_twoReplicasConnected_eachAcquisitionSendsOneWait() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                .keyPrefix(prefix).replicaAcks(2, Duration.ofMillis(500)).build());
+        RedisCommands<String, String> master = opened.commands(sentinels.master().uri());
+        DistributedLock lock = client.lock(name);
+        DistributedSemaphore semaphore = client.semaphore(name);
+        assertTrue(semaphore.trySetPermits(1));
+        lock.lock();   // loads the scripts: a NOSCRIPT fall-back sends its WAIT again after the EVAL
+        lock.unlock();
+        assertTrue(semaphore.tryAcquire());
+        semaphore.release();
+        master.configResetstat();
+
+        lock.lock();
+        lock.unlock();
+        assertTrue(semaphore.tryAcquire());
+        semaphore.release();
+
+        String stats = master.info("commandstats");
+        assertEquals(2, RedisState.calls(stats, "wait"), "one WAIT per acquisition, none per release");
+        assertEquals(4, RedisState.calls(stats, "evalsha"));
+    }
+
+    /**
+     * Asking for more replicas than exist: nothing can be acquired, and what a try took is given
+     * back at once, so nothing stays held and no permit is missing.
+     */
+    @Test
+    void replicaAcks_moreReplicasThanExist_notAcquiredAndNothingLeftHeld() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                .keyPrefix(prefix).replicaAcks(3, Duration.ofMillis(100)).build());
+        RedisSynchronizers plain = opened.add(RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                .keyPrefix(prefix).build());
+        DistributedLock lock = client.lock(name);
+
+        assertFalse(lock.tryLock());
+        assertFalse(lock.tryLock(300, TimeUnit.MILLISECONDS));
+        assertFalse(lock.isHeldByCurrentThread());
+        assertFalse(plain.lock(name).isLocked(), "the unreplicated hold was given back");
+        assertTrue(plain.semaphore(name).trySetPermits(2));
+        assertFalse(client.semaphore(name).tryAcquire());
+        assertFalse(client.semaphore(name).tryAcquire(300, TimeUnit.MILLISECONDS));
+        assertEquals(2, plain.semaphore(name).availablePermits(), "every permit taken was given back");
+        assertTrue(plain.lock(name).tryLock(), "another client without the requirement takes the lock");
+        plain.lock(name).unlock();
+    }
+
+    /** A server that refuses WAIT (a proxy, a managed service) fails the build, naming the setting. */
+    @Test
+    void replicaAcks_serverRefusesWait_buildFailsNamingTheSetting() {
+        RedisServer server = opened.add(RedisServers.start(RedisServers.Options.defaults()
+                .args("--rename-command", "WAIT", "")));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> RedisSynchronizers.builder()
+                .uri(server.uri()).replicaAcks(1, Duration.ofMillis(100)).build());
+        assertTrue(e.getMessage().contains("replicaAcks") && e.getMessage().contains("WAIT"), e.getMessage());
+    }
+
+    @Test
+    void replicaAcks_badArguments_throwNamingThem() {
+        IllegalArgumentException replicas = assertThrows(IllegalArgumentException.class,
+                () -> RedisSynchronizers.builder().replicaAcks(0, Duration.ofMillis(100)));
+        assertTrue(replicas.getMessage().contains("replicas"), replicas.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> RedisSynchronizers.builder().replicaAcks(1, Duration.ZERO));
+        IllegalStateException longer = assertThrows(IllegalStateException.class, () -> RedisSynchronizers.builder()
+                .uri(sentinels.sentinelUri()).commandTimeout(Duration.ofSeconds(1))
+                .replicaAcks(1, Duration.ofSeconds(1)).build());
+        assertTrue(longer.getMessage().contains("commandTimeout"), longer.getMessage());
+        IllegalStateException cluster = assertThrows(IllegalStateException.class, () -> RedisSynchronizers.builder()
+                .cluster("redis://127.0.0.1:1").replicaAcks(1, Duration.ofMillis(100)).build());
+        assertTrue(cluster.getMessage().contains("Cluster"), cluster.getMessage());
     }
 
     private RedisSynchronizers client(Queue<LostHold> lost) {

@@ -126,6 +126,13 @@ public final class MicrometerRecorder implements Recorder {
     }
 
     @Override
+    public void replicaAcksShort(String call) {
+        Counter.builder("synchronizers.replica.acks.short")
+                .description("WAITs that reported fewer replicas than replicaAcks asks, by call")
+                .tag("call", call).register(registry).increment();
+    }
+
+    @Override
     public void wakeupReceived() {
         wakeups.increment();
     }

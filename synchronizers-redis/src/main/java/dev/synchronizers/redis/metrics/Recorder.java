@@ -103,6 +103,15 @@ public interface Recorder {
     default void tick(long nanos, int renewed, int failed) {
     }
 
+    /**
+     * A {@code WAIT} reported fewer replicas than the client's replica acknowledgement asks.
+     *
+     * @param call {@code "acquire"} (the acquisition was undone and retried) or {@code "renew"}
+     *     (reported only)
+     */
+    default void replicaAcksShort(String call) {
+    }
+
     /** A wake-up message arrived on the Pub/Sub connection. */
     default void wakeupReceived() {
     }

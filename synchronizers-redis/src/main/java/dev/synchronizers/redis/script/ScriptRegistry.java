@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Runs the scripts of {@link Script} by SHA1. The text of every script is read from the classpath
@@ -122,6 +123,47 @@ public final class ScriptRegistry {
                     .thenCompose(ignored -> send(script, keys, args, retryUntil));
         }
         return CompletableFuture.failedFuture(cause);
+    }
+
+    /**
+     * Runs a script as {@link #run} does, followed on the same connection by {@code followUp}
+     * (a {@code WAIT}), sent before the script's reply is awaited, so that both take one round
+     * trip. If the script meets NOSCRIPT, the follow-up is sent again after the EVAL that runs it
+     * instead, so that it always follows the write it is meant to follow.
+     *
+     * @param <T> the script's reply type
+     * @param followUp sends the follow-up command
+     * @return the script's reply and the follow-up's
+     */
+    public <T> CompletionStage<Followed<T>> runFollowedBy(Script script, String[] keys, String[] args,
+            Supplier<CompletionStage<Long>> followUp) {
+        script.checkArity(keys.length, args.length);
+        recorder.scriptCalled(script);
+        CompletionStage<T> bySha = redis.evalsha(shas.get(script), script.output, keys, args);
+        CompletionStage<Long> first = followUp.get();
+        return bySha.handle((reply, failure) -> {
+            if (failure == null) {
+                return first.thenApply(acked -> new Followed<>(reply, acked));
+            }
+            Throwable cause = unwrap(failure);
+            if (cause instanceof RedisNoScriptException) {
+                recorder.noScript(script);
+                CompletionStage<T> byText = redis.eval(texts.get(script), script.output, keys, args);
+                CompletionStage<Long> again = followUp.get();
+                return byText.thenCombine(again, Followed::new);
+            }
+            return CompletableFuture.<Followed<T>>failedFuture(cause);
+        }).thenCompose(stage -> stage);
+    }
+
+    /**
+     * A script's reply and the reply of the command that followed it.
+     *
+     * @param <T> the script's reply type
+     * @param reply the script's reply
+     * @param followUp the follow-up's reply, e.g. how many replicas acknowledged
+     */
+    public record Followed<T>(T reply, long followUp) {
     }
 
     /** TRYAGAIN and CLUSTERDOWN: the call did not run, and may once the cluster settles. */

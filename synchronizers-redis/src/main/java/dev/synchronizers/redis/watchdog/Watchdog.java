@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import java.util.function.LongPredicate;
 import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +60,9 @@ public final class Watchdog implements AutoCloseable {
     private final Duration timeout;
     private final Recorder recorder;
     private final ToIntFunction<String> batchGroup;
+    /** Sends WAIT after a tick's renewals, or null; and whether its answer meets the requirement. */
+    private volatile Supplier<CompletionStage<Long>> renewalAcks;
+    private volatile LongPredicate renewalAcksMet;
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -186,6 +190,19 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
+     * Follows every tick's renewals with {@code wait} (a {@code WAIT} for replicas) on the same
+     * connection, in the same round trip, and reports a tick whose answer does not meet
+     * {@code met}: the renewals stand, but a failover now could forget them.
+     *
+     * @param wait sends the WAIT
+     * @param met whether its answer is enough
+     */
+    public void acknowledgeRenewals(Supplier<CompletionStage<Long>> wait, LongPredicate met) {
+        this.renewalAcksMet = met;
+        this.renewalAcks = wait;
+    }
+
+    /**
      * Returns the watchdog thread as an executor: the default home of lost-hold listeners.
      *
      * @return an executor that runs tasks on the watchdog thread, after the current tick
@@ -305,9 +322,24 @@ public final class Watchdog implements AutoCloseable {
                 batches.add(new Batch(chunk, send(key.script(), chunk)));
             }
         });
+        Supplier<CompletionStage<Long>> acks = renewalAcks;
+        CompletionStage<Long> acked = acks == null || batches.isEmpty() ? null : acks.get();
         int[] renewedAndFailed = new int[2];
         for (Batch batch : batches) {
             settle(batch, now, renewedAndFailed);
+        }
+        if (acked != null) {
+            try {
+                long replicas = Replies.await(acked, timeout, "wait for replicas after the renewals");
+                if (!renewalAcksMet.test(replicas)) {
+                    recorder.replicaAcksShort("renew");
+                    log.warn("watchdog renewed {} leases, but only {} replicas acknowledged them: a failover now could"
+                            + " forget them", renewedAndFailed[0], replicas);
+                }
+            } catch (RuntimeException e) {
+                recorder.replicaAcksShort("renew");
+                log.warn("watchdog could not learn how many replicas have its renewals: {}", e.getMessage());
+            }
         }
         return renewedAndFailed;
     }
