@@ -13,6 +13,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * What every synchronizer of one client shares: its id, its connection and scripts, the watchdog,
@@ -100,15 +101,26 @@ final class Machinery {
     }
 
     /**
-     * Tells whether the holds this client's connection wrote so far are on enough replicas: true
-     * without replica acknowledgement; otherwise {@code acked} if it is known ({@code >= 0}), or
-     * the answer of a {@code WAIT} sent now.
+     * Tells whether a hold just acquired is on enough replicas: true without replica
+     * acknowledgement; otherwise {@code acked} if the acquiring call's own {@code WAIT} answered
+     * ({@code >= 0}). A hold another client's call wrote (a hand-over, a grant served from the
+     * queue) is not covered by a {@code WAIT} of this connection, which waits for this client's own
+     * writes only: {@code touch} then writes it once more (a renewal), and the {@code WAIT} that
+     * follows in the same round trip covers that write and, the replication stream being ordered,
+     * the grant before it.
+     *
+     * @param acked the acquiring call's {@code WAIT} answer, or {@code -1}
+     * @param touch sends a write of the hold (its renewal), used when {@code acked} is {@code -1}
      */
-    boolean replicated(long acked) {
+    boolean replicated(long acked, Supplier<CompletionStage<?>> touch) {
         if (acks == null) {
             return true;
         }
-        long count = acked >= 0 ? acked : await(waitForReplicas(), "wait for " + acks.replicas() + " replicas");
+        long count = acked;
+        if (count < 0) {
+            touch.get();
+            count = await(waitForReplicas(), "wait for " + acks.replicas() + " replicas");
+        }
         boolean met = acks.met(count);
         if (!met) {
             metrics.replicaAcksShort("acquire");

@@ -246,7 +246,9 @@ final class RedisLock implements DistributedLock {
                     outcome = Recorder.Outcome.TIMED_OUT;
                     return false;
                 }
-                if (machinery.replicated(attempt.replicasAcked())) {
+                long token = attempt.fencingToken();
+                if (machinery.replicated(attempt.replicasAcked(), () -> machinery.scripts.run(policy.renew,
+                        keys.keysFor(policy.renew), Long.toString(leaseMillis), owner, Long.toString(token)))) {
                     break;
                 }
                 // Fewer replicas have it than asked: a failover now could forget it. Not acquired:

@@ -203,7 +203,8 @@ final class RedisSemaphore implements DistributedSemaphore {
             if (!attempt.acquired()) {
                 return false;
             }
-            if (machinery.replicated(attempt.replicasAcked())) {
+            if (machinery.replicated(attempt.replicasAcked(), () -> machinery.scripts.run(Script.SEMAPHORE_RENEW,
+                    keys.forRenew(), Long.toString(machinery.leaseMillis), waiter))) {
                 return true;
             }
             returnUnreplicated(waiter);
@@ -327,7 +328,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         int taken = code == 1L ? (int) (long) (Long) reply.get(1) : 0;
         if (taken > 0) {
             record(grant, taken, sent);
-            if (!machinery.replicated(acked[0])) {
+            if (!machinery.replicated(acked[0], () -> machinery.scripts.run(Script.SEMAPHORE_RENEW, keys.forRenew(),
+                    Long.toString(machinery.leaseMillis), grant))) {
                 returnUnreplicated(grant);
                 return 0;
             }

@@ -176,6 +176,63 @@ class SentinelTest {
         plain.lock(name).unlock();
     }
 
+    /**
+     * A fair lock handed over by another client's release: the new holder cannot WAIT for the
+     * releaser's write, so it writes the hold once more and waits for that. With two replicas it
+     * gets the lock; asking for three, the hand-over is given back and the lock is free again.
+     */
+    @Test
+    void replicaAcks_fairLockHandedOverByAnotherClient_checkedByTheNewHolder() throws Exception {
+        RedisSynchronizers plain = opened.add(RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                .keyPrefix(prefix).build());
+        DistributedLock holder = plain.fairLock(name);
+        for (int replicas = 2; replicas <= 3; replicas++) {
+            DistributedLock acked = opened.add(RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                    .keyPrefix(prefix).replicaAcks(replicas, Duration.ofMillis(200)).build()).fairLock(name);
+            holder.lock();
+            Background<Boolean> waiter = Background.start("waiter-" + replicas, () -> {
+                boolean got = acked.tryLock(2, TimeUnit.SECONDS);
+                if (got) {
+                    acked.unlock();
+                }
+                return got;
+            });
+            Await.until("the waiter sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+            holder.unlock();
+            assertEquals(replicas == 2, waiter.get(), "acquired with " + replicas + " replicas asked");
+            assertFalse(plain.fairLock(name).isLocked(), "nothing left held");
+        }
+    }
+
+    /**
+     * A hand-over written while a replica is stalled: the new holder's own earlier writes are on
+     * both replicas, the grant on one only. Its check must cover the grant, not its own older
+     * writes: it gives the lock back and times out rather than hold a lock one failover could
+     * forget.
+     */
+    @Test
+    void replicaAcks_handOverWhileAReplicaStalls_givenBackAndNotAcquired() throws Exception {
+        RedisSynchronizers plain = opened.add(RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                .keyPrefix(prefix).build());
+        DistributedLock holder = plain.fairLock(name);
+        DistributedLock acked = opened.add(RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                .keyPrefix(prefix).replicaAcks(2, Duration.ofMillis(200)).build()).fairLock(name);
+        RedisServer master = sentinels.master();
+        RedisServer replica = sentinels.servers().stream().filter(server -> !server.equals(master)).findFirst()
+                .orElseThrow();
+        holder.lock();
+        Background<Boolean> waiter = Background.start("waiter", () -> acked.tryLock(1, TimeUnit.SECONDS));
+        Await.until("the waiter sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        replica.pause();
+        try {
+            holder.unlock();
+            assertFalse(waiter.get(), "a hold on one replica of the two asked was taken");
+        } finally {
+            replica.resume();
+        }
+        assertFalse(plain.fairLock(name).isLocked(), "the hand-over was given back");
+    }
+
     /** A server that refuses WAIT (a proxy, a managed service) fails the build, naming the setting. */
     @Test
     void replicaAcks_serverRefusesWait_buildFailsNamingTheSetting() {

@@ -2,6 +2,7 @@ package dev.synchronizers.redis.script;
 
 import dev.synchronizers.redis.metrics.Recorder;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.io.IOException;
@@ -34,7 +35,10 @@ import java.util.function.Supplier;
  * {@code TRYAGAIN} (a multi-key call during a slot migration) or {@code CLUSTERDOWN} (the slot has
  * no master during a failover) is sent again every {@value #RETRY_MILLIS} ms until it runs or
  * the retry window (the command timeout) is spent: such a refusal means it did not run, so
- * sending it again is safe. What exceeds the window fails as any unanswered call does.
+ * sending it again is safe. So is a call the client refused, unsent, because its connection is
+ * reconnecting: after a failover a waiter woken to try again waits for the connection, within
+ * the command timeout, instead of failing at once. What exceeds the window fails as any
+ * unanswered call does.
  *
  * <p>Thread-safe; one registry per connection.
  */
@@ -42,6 +46,8 @@ public final class ScriptRegistry {
 
     /** How long a call refused with TRYAGAIN or CLUSTERDOWN waits before it is sent again. */
     static final long RETRY_MILLIS = 50;
+    /** How Lettuce refuses a command while its connection is down (disconnected behaviour REJECT_COMMANDS). */
+    private static final String NOT_CONNECTED = "Currently not connected";
 
     private final RedisScriptingAsyncCommands<String, String> redis;
     private final Recorder recorder;
@@ -138,6 +144,11 @@ public final class ScriptRegistry {
     public <T> CompletionStage<Followed<T>> runFollowedBy(Script script, String[] keys, String[] args,
             Supplier<CompletionStage<Long>> followUp) {
         script.checkArity(keys.length, args.length);
+        return sendFollowedBy(script, keys, args, followUp, System.nanoTime() + retryNanos);
+    }
+
+    private <T> CompletionStage<Followed<T>> sendFollowedBy(Script script, String[] keys, String[] args,
+            Supplier<CompletionStage<Long>> followUp, long retryUntil) {
         recorder.scriptCalled(script);
         CompletionStage<T> bySha = redis.evalsha(shas.get(script), script.output, keys, args);
         CompletionStage<Long> first = followUp.get();
@@ -151,6 +162,11 @@ public final class ScriptRegistry {
                 CompletionStage<T> byText = redis.eval(texts.get(script), script.output, keys, args);
                 CompletionStage<Long> again = followUp.get();
                 return byText.thenCombine(again, Followed::new);
+            }
+            if (refusedForNow(cause) && retryUntil - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
+                return CompletableFuture.supplyAsync(() -> null,
+                                CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS))
+                        .thenCompose(ignored -> this.<T>sendFollowedBy(script, keys, args, followUp, retryUntil));
             }
             return CompletableFuture.<Followed<T>>failedFuture(cause);
         }).thenCompose(stage -> stage);
@@ -166,14 +182,22 @@ public final class ScriptRegistry {
     public record Followed<T>(T reply, long followUp) {
     }
 
-    /** TRYAGAIN and CLUSTERDOWN: the call did not run, and may once the cluster settles. */
+    /**
+     * TRYAGAIN and CLUSTERDOWN: the call did not run, and may once the cluster settles. And a call
+     * the client refused because its connection is reconnecting (after a failover, a restart, a
+     * blip): it was never sent, and may be once the connection is back.
+     */
     static boolean refusedForNow(Throwable cause) {
-        if (!(cause instanceof RedisCommandExecutionException) || cause.getMessage() == null) {
+        String message = cause.getMessage();
+        if (message == null) {
             return false;
         }
-        String message = cause.getMessage();
-        return message.startsWith("TRYAGAIN") || message.startsWith("CLUSTERDOWN");
+        if (cause instanceof RedisCommandExecutionException) {
+            return message.startsWith("TRYAGAIN") || message.startsWith("CLUSTERDOWN");
+        }
+        return cause instanceof RedisException && message.startsWith(NOT_CONNECTED);
     }
+
 
     /**
      * Returns the SHA1 under which the server caches a script, as 40 lower-case hex digits.
