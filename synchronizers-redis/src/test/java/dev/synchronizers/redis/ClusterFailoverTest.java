@@ -10,6 +10,7 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.FencedCounter;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
@@ -213,51 +214,5 @@ class ClusterFailoverTest {
         return opened.add(RedisSynchronizers.builder().cluster(cluster.seedUris().toArray(String[]::new))
                 .keyPrefix(prefix).lease(LEASE).commandTimeout(Duration.ofSeconds(2))
                 .lostHoldListener(reported::add, Runnable::run).build());
-    }
-
-    /**
-     * The protected resource: a counter read and written in two steps, whose store remembers the
-     * highest fencing token it has seen, on reads and writes, and refuses an older one, so a
-     * holder that lost its lock unnoticed cannot write back a stale value. A lost update would
-     * show as a value below the number of writes it accepted.
-     */
-    private static final class FencedCounter {
-        private long highest = Long.MIN_VALUE;
-        private long value;
-        private long accepted;
-        private long refused;
-
-        /** Reads the value for the holder of {@code token}; an older token's read is refused (-1). */
-        synchronized long read(long token) {
-            if (token < highest) {
-                refused++;
-                return -1;
-            }
-            highest = token;
-            return value;
-        }
-
-        /** Writes for the holder of {@code token}, unless a newer token was seen since or its read was refused. */
-        synchronized void write(long token, long newValue) {
-            if (token < highest || newValue <= 0) {
-                refused++;
-                return;
-            }
-            highest = token;
-            value = newValue;
-            accepted++;
-        }
-
-        synchronized long accepted() {
-            return accepted;
-        }
-
-        synchronized long refused() {
-            return refused;
-        }
-
-        synchronized long value() {
-            return value;
-        }
     }
 }

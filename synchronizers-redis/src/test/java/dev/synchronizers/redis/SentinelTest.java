@@ -10,8 +10,10 @@ import dev.synchronizers.DistributedCountDownLatch;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.FencedCounter;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
@@ -20,11 +22,17 @@ import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Queue;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -123,6 +131,205 @@ class SentinelTest {
         holder.unlock();
         assertTrue(waiter.get() > token, "the waiter got the lock with a newer token");
         assertEquals(List.of(), List.copyOf(lost), "a replicated hold is not lost in a coordinated failover");
+    }
+
+    /**
+     * A semaphore holder with a waiter, and a fair lock's holder with a queued waiter, across a
+     * failover: the permits and places survive (or would be reported lost), and once the holders
+     * release on the new master, both waiters proceed.
+     */
+    @Test
+    void semaphoreAndFairQueue_failover_waitersProceed() throws Exception {
+        Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+        RedisSynchronizers a = client(lost);
+        RedisSynchronizers b = client(lost);
+        DistributedSemaphore semaphore = a.semaphore(name);
+        DistributedLock fair = a.fairLock(name);
+        assertTrue(semaphore.trySetPermits(1));
+        semaphore.acquire();
+        fair.lock();
+        Background<Boolean> permitWaiter = Background.start("permit-waiter", () -> {
+            boolean got = b.semaphore(name).tryAcquire(30, TimeUnit.SECONDS);
+            b.semaphore(name).release();
+            return got;
+        });
+        Background<Boolean> fairWaiter = Background.start("fair-waiter", () -> {
+            boolean got = b.fairLock(name).tryLock(30, TimeUnit.SECONDS);
+            b.fairLock(name).unlock();
+            return got;
+        });
+        Await.until("both waiters sleep on their wake-ups", () -> RedisState.sleepsOnWakeup(permitWaiter.thread())
+                && RedisState.sleepsOnWakeup(fairWaiter.thread()));
+
+        sentinels.failover();
+        Await.until("the holder's client answers from the new master", () -> {
+            try {
+                return fair.isLocked();
+            } catch (SynchronizerUnavailableException e) {
+                return false;
+            }
+        });
+        semaphore.release();
+        fair.unlock();
+
+        assertTrue(permitWaiter.get(), "the permit waiter got the permit");
+        assertTrue(fairWaiter.get(), "the queued fair waiter got the lock");
+        assertEquals(List.of(), List.copyOf(lost), "nothing replicated was lost in the failover");
+    }
+
+    /* --------------- failovers under load --------------- */
+
+    /** Without replica acknowledgement: the master killed under 2 clients x 2 threads. */
+    @Test
+    void lock_masterKilledUnderLoad_noErrorAfterTheFailoverAndEveryOverlapReported() throws Exception {
+        killMasterUnderLoad(false);
+    }
+
+    /** The same with {@code replicaAcks(1, 100 ms)}: every hold a thread got was on a replica. */
+    @Test
+    void lock_masterKilledUnderLoadWithReplicaAcks_noErrorAfterTheFailoverAndEveryOverlapReported() throws Exception {
+        killMasterUnderLoad(true);
+    }
+
+    /**
+     * 2 clients x 2 threads increment a fencing-token-checked counter under one lock while the
+     * master is killed (SIGKILL) and a replica promoted. Once every client works again, no error
+     * reaches a caller; no update is lost; every hold the counter refused as stale (an overlap)
+     * was reported lost; and the killed server, restarted, rejoins as a replica. Prints the
+     * failover time a client saw (first error to first success) and the holds lost.
+     */
+    private void killMasterUnderLoad(boolean replicaAcks) throws Exception {
+        Queue<LostHold> reported = new ConcurrentLinkedQueue<>();
+        List<DistributedLock> locks = new ArrayList<>();
+        for (int c = 0; c < 2; c++) {
+            RedisSynchronizers.Builder builder = RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                    .keyPrefix(prefix).lease(Duration.ofSeconds(3)).commandTimeout(Duration.ofSeconds(2))
+                    .lostHoldListener(reported::add, Runnable::run);
+            if (replicaAcks) {
+                builder.replicaAcks(1, Duration.ofMillis(100));
+            }
+            locks.add(opened.add(builder.build()).lock(name));
+        }
+        FencedCounter counter = new FencedCounter();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicBoolean settled = new AtomicBoolean();
+        AtomicLong firstError = new AtomicLong();
+        AtomicLong firstSuccessAfter = new AtomicLong();
+        Queue<Throwable> afterSettling = new ConcurrentLinkedQueue<>();
+        List<Background<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            DistributedLock lock = locks.get(t % 2);
+            workers.add(Background.start("worker-" + t, () -> {
+                while (!stop.get()) {
+                    try {
+                        lock.lock();
+                    } catch (SynchronizerUnavailableException e) {
+                        firstError.compareAndSet(0, System.nanoTime());
+                        if (settled.get()) {
+                            afterSettling.add(e);
+                        }
+                        continue;
+                    }
+                    if (firstError.get() != 0) {
+                        firstSuccessAfter.compareAndSet(0, System.nanoTime());
+                    }
+                    long token = lock.fencingToken();
+                    try {
+                        long read = counter.read(token);
+                        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
+                        counter.write(token, read + 1);
+                    } finally {
+                        try {
+                            lock.unlock();
+                        } catch (LostHoldException e) {
+                            // reported to the listener as well; checked below
+                        } catch (SynchronizerUnavailableException e) {
+                            firstError.compareAndSet(0, System.nanoTime());
+                            if (settled.get()) {
+                                afterSettling.add(e);
+                            }
+                        }
+                    }
+                }
+                return null;
+            }));
+        }
+        Await.until("100 increments before the failover", () -> counter.accepted() >= 100);
+        RedisServer old = sentinels.master();
+        old.kill();
+        sentinels.awaitMasterChangedFrom(old, 1);
+        Await.until("every client locks and unlocks again after the failover", () -> {
+            for (DistributedLock lock : locks) {
+                try {
+                    if (!lock.tryLock(1, TimeUnit.SECONDS)) {
+                        return false;
+                    }
+                    lock.unlock();
+                } catch (SynchronizerUnavailableException | LostHoldException | InterruptedException e) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        settled.set(true);
+        long atSettling = counter.accepted();
+        Await.until("100 increments after the failover", () -> counter.accepted() >= atSettling + 100);
+        stop.set(true);
+        for (Background<Void> worker : workers) {
+            worker.get();
+        }
+        old.restart();
+        sentinels.awaitReplicas(2);
+
+        assertEquals(List.of(), List.copyOf(afterSettling), "errors after the failover was over");
+        assertEquals(counter.accepted(), counter.value(), "an update was lost");
+        Set<Long> reportedTokens = new HashSet<>();
+        reported.forEach(hold -> reportedTokens.add(hold.fencingToken()));
+        assertTrue(reportedTokens.containsAll(counter.refusedTokens()),
+                "holds refused as stale but never reported lost: " + counter.refusedTokens() + " vs " + reportedTokens);
+        System.out.printf("sentinel failover (replicaAcks %s): client saw %d ms from first error to first success;"
+                        + " %d increments, %d stale reads or writes refused, %d holds reported lost%n",
+                replicaAcks ? "on" : "off",
+                firstError.get() == 0 || firstSuccessAfter.get() == 0 ? -1
+                        : TimeUnit.NANOSECONDS.toMillis(firstSuccessAfter.get() - firstError.get()),
+                counter.accepted(), counter.refused(), reported.size());
+    }
+
+    /**
+     * The master paused (SIGSTOP) past the sentinels' down-after time, so that they promote a
+     * replica, then resumed as a stale master that they demote: the holder, cut off for longer
+     * than its lease, reports its hold lost and its {@code unlock()} throws; the clients follow the
+     * new master, where another client takes the lock.
+     */
+    @Test
+    void lock_masterPausedPastFailoverThenResumed_holdReportedLostAndClientsFollowTheNewMaster() throws Exception {
+        Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+        RedisSynchronizers holderClient = opened.add(RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                .keyPrefix(prefix).lease(Duration.ofSeconds(1)).commandTimeout(Duration.ofMillis(500))
+                .lostHoldListener(lost::add, Runnable::run).build());
+        DistributedLock holder = holderClient.lock(name);
+        DistributedLock other = client(new ConcurrentLinkedQueue<>()).lock(name);
+        holder.lock();
+        RedisServer old = sentinels.master();
+
+        old.pause();
+        try {
+            Await.until("the holder's watchdog reports its hold lost", () -> !lost.isEmpty());
+            sentinels.awaitMasterChangedFrom(old, 1);
+        } finally {
+            old.resume();
+        }
+        sentinels.awaitReplicas(2);
+
+        assertThrows(LostHoldException.class, holder::unlock);
+        Await.until("another client takes the lock on the new master", () -> {
+            try {
+                return other.tryLock(1, TimeUnit.SECONDS);
+            } catch (SynchronizerUnavailableException | InterruptedException e) {
+                return false;
+            }
+        });
+        other.unlock();
     }
 
     /* --------------- replica acknowledgement --------------- */

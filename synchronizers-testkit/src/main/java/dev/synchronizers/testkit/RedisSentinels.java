@@ -159,6 +159,18 @@ public final class RedisSentinels implements AutoCloseable {
         return master();
     }
 
+    /**
+     * Waits until the current master has {@code replicas} connected replicas, e.g. after a killed
+     * old master was restarted and the sentinels made it a replica of the new one.
+     */
+    public void awaitReplicas(int replicas) {
+        await("the master has " + replicas + " connected replicas", () -> {
+            RedisServer now = master();
+            String connected = Resp.infoField(call(now, "INFO", "replication"), "connected_slaves");
+            return Integer.toString(replicas).equals(connected) ? null : now + " has " + connected + " replicas";
+        });
+    }
+
     /** Stops every process of the set; idempotent. */
     @Override
     public void close() {
