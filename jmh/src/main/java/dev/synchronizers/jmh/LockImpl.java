@@ -50,6 +50,20 @@ public enum LockImpl {
         }
     },
 
+    /**
+     * Our non-fair lock with {@code replicaAcks(1, 100 ms)}: every acquisition followed by
+     * {@code WAIT 1 100} in the same round trip, for the cost of replica acknowledgement (needs a
+     * master with replicas: {@code -p topology=SENTINEL}).
+     */
+    SYNCHRONIZERS_ACKED {
+        @Override
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            RedisSynchronizers client = target(RedisSynchronizers.builder(), uri).lease(lease)
+                    .replicaAcks(1, Duration.ofMillis(100)).build();
+            return handles(names, client::lock, client::close);
+        }
+    },
+
     /** Our fair lock: {@code RedisSynchronizers.fairLock(name)}. */
     SYNCHRONIZERS_FAIR {
         @Override

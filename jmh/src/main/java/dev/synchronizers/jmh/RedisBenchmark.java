@@ -1,6 +1,7 @@
 package dev.synchronizers.jmh;
 
 import dev.synchronizers.testkit.RedisCluster;
+import dev.synchronizers.testkit.RedisSentinels;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import java.util.ArrayList;
@@ -39,13 +40,17 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
      * socket read each, subtracted from {@code reads/op}); zero for most benchmarks.
      */
     protected final AtomicLong probes = new AtomicLong();
-    /** {@code STANDALONE} (one server) or {@code CLUSTER} (3 masters, no replicas; lock benchmarks only). */
+    /**
+     * {@code STANDALONE} (one server), {@code CLUSTER} (3 masters, no replicas) or {@code SENTINEL}
+     * (a master, 2 replicas, 3 sentinels; ours only); the last two for the lock benchmarks only.
+     */
     @Param({"STANDALONE"})
     public String topology;
 
     /** The standalone server, or the cluster's first master. */
     protected RedisServer server;
     private RedisCluster cluster;
+    private RedisSentinels sentinels;
     private final List<AutoCloseable> clients = new ArrayList<>();
     private List<RedisStats> before;
     private int iteration;
@@ -58,6 +63,9 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
         if ("CLUSTER".equals(topology)) {
             cluster = RedisCluster.start(RedisCluster.Options.defaults().replicasPerMaster(0));
             server = cluster.masters().get(0);
+        } else if ("SENTINEL".equals(topology)) {
+            sentinels = RedisSentinels.start();
+            server = sentinels.master();
         } else {
             server = RedisServers.start();
         }
@@ -68,6 +76,9 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
      * URIs joined by commas (see {@link LockImpl}).
      */
     protected String target() {
+        if (sentinels != null) {
+            return sentinels.sentinelUri();
+        }
         return cluster == null
                 ? server.uri()
                 : "cluster:" + String.join(",", cluster.seedUris());
@@ -97,6 +108,8 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
         clients.clear();
         if (cluster != null) {
             cluster.close();
+        } else if (sentinels != null) {
+            sentinels.close();
         } else if (server != null) {
             server.close();
         }
