@@ -116,6 +116,31 @@ class ClusterTest {
         }
     }
 
+    /** Scripts flushed on every master (as after restarts or promotions): calls fall back to EVAL on each node. */
+    @Test
+    void scriptsFlushedOnEveryMaster_everySynchronizerStillWorks() throws Exception {
+        RedisSynchronizers client = client();
+        for (RedisServer master : cluster.masters()) {
+            DistributedLock lock = client.lock(nameOn(master, name));
+            lock.lock();
+            lock.unlock();
+        }
+        for (RedisServer master : cluster.masters()) {
+            opened.commands(master.uri()).scriptFlush();
+        }
+        for (RedisServer master : cluster.masters()) {
+            String onMaster = nameOn(master, name);
+            DistributedLock lock = client.lock(onMaster);
+            lock.lock();
+            assertTrue(client.lock(onMaster).isHeldByCurrentThread());
+            lock.unlock();
+            DistributedSemaphore semaphore = client.semaphore(onMaster);
+            assertTrue(semaphore.trySetPermits(1));
+            assertTrue(semaphore.tryAcquire());
+            semaphore.release();
+        }
+    }
+
     /**
      * On Redis 7 a release's wake-up is a shard message: subscribed on the slot's master only,
      * published there only (SPUBLISH), and no other master carries it.
