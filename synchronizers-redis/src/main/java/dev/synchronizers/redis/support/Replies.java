@@ -25,6 +25,10 @@ import java.util.concurrent.TimeoutException;
  */
 public final class Replies {
 
+    /** Error replies that mean "not now" rather than "wrong"; see {@link #unavailableForNow}. */
+    private static final String[] UNAVAILABLE_PREFIXES = {
+        "TRYAGAIN", "CLUSTERDOWN", "MOVED", "ASK", "MASTERDOWN", "LOADING", "READONLY", "BUSY"};
+
     private Replies() {
     }
 
@@ -88,6 +92,9 @@ public final class Replies {
                 return new SynchronizerException(what + ": a key of this name holds a value of another"
                         + " Redis type (WRONGTYPE); it was left untouched. Use another name or key prefix", error);
             }
+            if (unavailableForNow(message)) {
+                return new SynchronizerUnavailableException(what + ": Redis cannot serve it now: " + message, error);
+            }
             return new SynchronizerException(what + ": Redis answered with an error: " + message, error);
         }
         if (cause instanceof RedisCommandTimeoutException) {
@@ -100,4 +107,21 @@ public final class Replies {
         }
         return new SynchronizerException(what + ": unexpected failure: " + cause, cause);
     }
+
+    /**
+     * Error replies that say the server cannot serve the command now, not that it is wrong: a
+     * cluster resharding or failing over ({@code TRYAGAIN}, {@code CLUSTERDOWN}, {@code MOVED} and
+     * {@code ASK} beyond the redirections the client follows), a replica without its master
+     * ({@code MASTERDOWN}), a server loading its data ({@code LOADING}), a write sent to a replica
+     * ({@code READONLY}, after a demotion), or a script that blocks the server ({@code BUSY}).
+     */
+    private static boolean unavailableForNow(String message) {
+        for (String prefix : UNAVAILABLE_PREFIXES) {
+            if (message.startsWith(prefix)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
 }
