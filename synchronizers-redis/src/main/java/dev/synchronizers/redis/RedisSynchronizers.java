@@ -37,7 +37,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
- * The entry point: a {@link Synchronizers} whose state lives in one Redis server (standalone).
+ * The entry point: a {@link Synchronizers} whose state lives in Redis: one standalone server, the
+ * master a Sentinel set names ({@code redis-sentinel://} URIs), or a Redis Cluster
+ * ({@link Builder#cluster(String...)}). Every synchronizer works the same on each; what each
+ * deployment guarantees is in the project's topologies document.
  *
  * <pre> {@code
  * try (Synchronizers synchronizers = RedisSynchronizers.create("redis://127.0.0.1:6379")) {
@@ -48,16 +51,18 @@ import java.util.function.Function;
  * }}</pre>
  *
  * <p>One instance is one client with a random client id, one command connection shared by all
- * threads, one Pub/Sub connection for wake-ups and one watchdog thread. Create it once per JVM and
- * share it. Creating it connects to Redis; it throws {@link SynchronizerUnavailableException}
- * within the command timeout if Redis cannot be reached.
+ * threads (on a cluster, one per node), one Pub/Sub connection for wake-ups (on a cluster, one per
+ * master) and one watchdog thread. Create it once per JVM and share it. Creating it connects to
+ * Redis; it throws {@link SynchronizerUnavailableException} within the command timeout if Redis
+ * cannot be reached.
  *
  * <p>Defaults: key prefix {@code "sync"}, watchdog lease 30 s (renewed every 10 s), command
- * timeout 5 s. When it creates the Lettuce client itself, it configures it so that commands fail at
- * once while disconnected and are never replayed after a reconnect (a replayed acquire could take
- * a lock nobody knows it holds), and its sockets use TCP keep-alive; a client passed to {@link
- * Builder#client(RedisClient, RedisURI)} is used as configured by its owner, and every wait is
- * still bounded by the command timeout. Either way, the Pub/Sub connection is checked with a PING
+ * timeout 5 s. When it creates the Lettuce client itself, it configures it so that commands are
+ * never replayed after a reconnect (a replayed acquire could take a lock nobody knows it holds),
+ * a script call refused while disconnected is sent again within the command timeout, a cluster's
+ * topology is refreshed every 5 s and on redirections, and its sockets use TCP keep-alive; a client
+ * passed to {@link Builder#client(RedisClient, RedisURI)} or {@link Builder#client(RedisClusterClient)}
+ * is used as configured by its owner, and every wait is still bounded by the command timeout. Either way, the Pub/Sub connection is checked with a PING
  * every watchdog period: one that does not answer within the command timeout (a half-open socket,
  * say after a NAT forgot it) is closed and made again, and the waiters are woken to try again.
  */
@@ -139,9 +144,11 @@ public final class RedisSynchronizers implements Synchronizers {
     }
 
     /**
-     * Creates a client of the Redis server at {@code uri} with the defaults.
+     * Creates a client of the Redis server at {@code uri} with the defaults: a standalone server, or
+     * the master a Sentinel set names.
      *
-     * @param uri a Redis URI, e.g. {@code "redis://127.0.0.1:6379"} or {@code "redis://:password@host:6379/0"}
+     * @param uri a Redis URI, e.g. {@code "redis://127.0.0.1:6379"}, {@code "redis://:password@host:6379/0"}
+     *     or {@code "redis-sentinel://h1:26379,h2:26379,h3:26379/0#mymaster"}
      * @return the connected client
      * @throws NullPointerException if {@code uri} is null
      * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI
