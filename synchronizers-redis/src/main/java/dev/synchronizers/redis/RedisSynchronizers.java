@@ -59,8 +59,8 @@ import java.util.function.Function;
  * <p>Defaults: key prefix {@code "sync"}, watchdog lease 30 s (renewed every 10 s), command
  * timeout 5 s. When it creates the Lettuce client itself, it configures it so that commands are
  * never replayed after a reconnect (a replayed acquire could take a lock nobody knows it holds),
- * a script call refused while disconnected is sent again within the command timeout, a cluster's
- * topology is refreshed every 5 s and on redirections, and its sockets use TCP keep-alive; a client
+ * a cluster's topology is refreshed every 5 s and on redirections, and its sockets use TCP
+ * keep-alive; a client
  * passed to {@link Builder#client(RedisClient, RedisURI)} or {@link Builder#client(RedisClusterClient)}
  * is used as configured by its owner, and every wait is still bounded by the command timeout. Either way, the Pub/Sub connection is checked with a PING
  * every watchdog period: one that does not answer within the command timeout (a half-open socket,

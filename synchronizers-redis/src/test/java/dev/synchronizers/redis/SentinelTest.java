@@ -109,7 +109,10 @@ class SentinelTest {
         holder.lock();
         long token = holder.fencingToken();
         Background<Long> waiter = Background.start("waiter", () -> {
-            waiting.lock();
+            throughFailover(() -> {
+                waiting.lock();
+                return true;
+            });
             long next = waiting.fencingToken();
             waiting.unlock();
             return next;
@@ -149,12 +152,12 @@ class SentinelTest {
         semaphore.acquire();
         fair.lock();
         Background<Boolean> permitWaiter = Background.start("permit-waiter", () -> {
-            boolean got = b.semaphore(name).tryAcquire(30, TimeUnit.SECONDS);
+            boolean got = throughFailover(() -> b.semaphore(name).tryAcquire(30, TimeUnit.SECONDS));
             b.semaphore(name).release();
             return got;
         });
         Background<Boolean> fairWaiter = Background.start("fair-waiter", () -> {
-            boolean got = b.fairLock(name).tryLock(30, TimeUnit.SECONDS);
+            boolean got = throughFailover(() -> b.fairLock(name).tryLock(30, TimeUnit.SECONDS));
             b.fairLock(name).unlock();
             return got;
         });
@@ -463,6 +466,21 @@ class SentinelTest {
         IllegalStateException cluster = assertThrows(IllegalStateException.class, () -> RedisSynchronizers.builder()
                 .cluster("redis://127.0.0.1:1").replicaAcks(1, Duration.ofMillis(100)).build());
         assertTrue(cluster.getMessage().contains("Cluster"), cluster.getMessage());
+    }
+
+    /**
+     * Calls {@code call} until it does not fail with {@link SynchronizerUnavailableException}: a
+     * waiter woken by the reconnect may try while its command connection is still reconnecting,
+     * and a call fails at once then; a caller that must get through tries again, as this does.
+     */
+    private static <T> T throughFailover(java.util.concurrent.Callable<T> call) throws Exception {
+        while (true) {
+            try {
+                return call.call();
+            } catch (SynchronizerUnavailableException e) {
+                // the failover is not over for this client yet
+            }
+        }
     }
 
     private RedisSynchronizers client(Queue<LostHold> lost) {

@@ -2,7 +2,6 @@ package dev.synchronizers.redis.script;
 
 import dev.synchronizers.redis.metrics.Recorder;
 import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.io.IOException;
@@ -35,10 +34,7 @@ import java.util.function.Supplier;
  * {@code TRYAGAIN} (a multi-key call during a slot migration) or {@code CLUSTERDOWN} (the slot has
  * no master during a failover) is sent again every {@value #RETRY_MILLIS} ms until it runs or
  * the retry window (the command timeout) is spent: such a refusal means it did not run, so
- * sending it again is safe. So is a call the client refused, unsent, because its connection is
- * reconnecting: after a failover a waiter woken to try again waits for the connection, within
- * the command timeout, instead of failing at once. What exceeds the window fails as any
- * unanswered call does.
+ * sending it again is safe. What exceeds the window fails as any unanswered call does.
  *
  * <p>Thread-safe; one registry per connection.
  */
@@ -46,8 +42,6 @@ public final class ScriptRegistry {
 
     /** How long a call refused with TRYAGAIN or CLUSTERDOWN waits before it is sent again. */
     static final long RETRY_MILLIS = 50;
-    /** How Lettuce refuses a command while its connection is down (disconnected behaviour REJECT_COMMANDS). */
-    private static final String NOT_CONNECTED = "Currently not connected";
 
     private final RedisScriptingAsyncCommands<String, String> redis;
     private final Recorder recorder;
@@ -183,19 +177,16 @@ public final class ScriptRegistry {
     }
 
     /**
-     * TRYAGAIN and CLUSTERDOWN: the call did not run, and may once the cluster settles. And a call
-     * the client refused because its connection is reconnecting (after a failover, a restart, a
-     * blip): it was never sent, and may be once the connection is back.
+     * TRYAGAIN and CLUSTERDOWN: the call did not run, and may once the cluster settles. A call the
+     * client refused because its connection is down is not sent again here: the follow-ups that
+     * settle unknown outcomes rely on the commands of one connection running in the order they
+     * were sent, and a call sent again later could overtake a newer one (a retried hand-over after
+     * its waiter's own try); such a call fails at once, and its caller's follow-up settles it.
      */
     static boolean refusedForNow(Throwable cause) {
         String message = cause.getMessage();
-        if (message == null) {
-            return false;
-        }
-        if (cause instanceof RedisCommandExecutionException) {
-            return message.startsWith("TRYAGAIN") || message.startsWith("CLUSTERDOWN");
-        }
-        return cause instanceof RedisException && message.startsWith(NOT_CONNECTED);
+        return cause instanceof RedisCommandExecutionException && message != null
+                && (message.startsWith("TRYAGAIN") || message.startsWith("CLUSTERDOWN"));
     }
 
 
