@@ -1,7 +1,6 @@
 package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedCountDownLatch;
-import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import io.lettuce.core.KeyValue;
@@ -93,18 +92,7 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     /** Waits, and reports the wait to the metrics. */
     private boolean awaitZero(long timeoutNanos) throws InterruptedException {
         machinery.checkOpen();
-        long waitStart = System.nanoTime();
-        Recorder.Outcome outcome = Recorder.Outcome.FAILED;
-        try {
-            boolean opened = waitForZero(timeoutNanos);
-            outcome = opened ? Recorder.Outcome.ACQUIRED : Recorder.Outcome.TIMED_OUT;
-            return opened;
-        } catch (InterruptedException e) {
-            outcome = Recorder.Outcome.INTERRUPTED;
-            throw e;
-        } finally {
-            meters.waited(outcome, System.nanoTime() - waitStart);
-        }
+        return meters.timed(() -> waitForZero(timeoutNanos));
     }
 
     private boolean waitForZero(long timeoutNanos) throws InterruptedException {

@@ -136,14 +136,10 @@ final class RedisSemaphore implements DistributedSemaphore {
         if (permits == 0) {
             return true;
         }
-        long waitStart = System.nanoTime();
-        Recorder.Outcome outcome = Recorder.Outcome.FAILED;
         try {
-            boolean taken = take(permits) > 0;
-            outcome = taken ? Recorder.Outcome.ACQUIRED : Recorder.Outcome.TIMED_OUT;
-            return taken;
-        } finally {
-            meters.waited(outcome, System.nanoTime() - waitStart);
+            return meters.timed(() -> take(permits) > 0);
+        } catch (InterruptedException e) {
+            throw new AssertionError("a single try does not wait", e);
         }
     }
 
@@ -173,18 +169,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             return true;
         }
         machinery.checkOpen();
-        long waitStart = System.nanoTime();
-        Recorder.Outcome outcome = Recorder.Outcome.FAILED;
-        try {
-            boolean acquired = waitForPermits(permits, timeoutNanos);
-            outcome = acquired ? Recorder.Outcome.ACQUIRED : Recorder.Outcome.TIMED_OUT;
-            return acquired;
-        } catch (InterruptedException e) {
-            outcome = Recorder.Outcome.INTERRUPTED;
-            throw e;
-        } finally {
-            meters.waited(outcome, System.nanoTime() - waitStart);
-        }
+        return meters.timed(() -> waitForPermits(permits, timeoutNanos));
     }
 
     /**

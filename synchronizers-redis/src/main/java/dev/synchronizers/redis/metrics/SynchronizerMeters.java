@@ -20,6 +20,41 @@ public interface SynchronizerMeters {
     default void waited(Recorder.Outcome outcome, long nanos) {
     }
 
+    /** A wait for an acquisition: true if acquired, false if its time ran out. */
+    @FunctionalInterface
+    interface Wait {
+        /**
+         * Waits.
+         *
+         * @return whether it acquired
+         * @throws InterruptedException if interrupted
+         */
+        boolean run() throws InterruptedException;
+    }
+
+    /**
+     * Runs {@code wait} and records it with {@link #waited}: acquired, timed out, interrupted, or
+     * failed (any other exception, which is rethrown).
+     *
+     * @param wait the wait
+     * @return what it returned
+     * @throws InterruptedException if it was interrupted
+     */
+    default boolean timed(Wait wait) throws InterruptedException {
+        long start = System.nanoTime();
+        Recorder.Outcome outcome = Recorder.Outcome.FAILED;
+        try {
+            boolean acquired = wait.run();
+            outcome = acquired ? Recorder.Outcome.ACQUIRED : Recorder.Outcome.TIMED_OUT;
+            return acquired;
+        } catch (InterruptedException e) {
+            outcome = Recorder.Outcome.INTERRUPTED;
+            throw e;
+        } finally {
+            waited(outcome, System.nanoTime() - start);
+        }
+    }
+
     /**
      * A hold began. The returned handle must be passed to {@link #holdEnded} exactly once.
      *
