@@ -56,6 +56,15 @@ final class Acquirer {
         }
 
         /**
+         * Tells whether this waiter must try before joining the local line: it may hold what the
+         * line waits for already (an earlier call of its thread ran in Redis but its reply was
+         * lost), and behind the line it would wait for itself until that hold's lease ran out.
+         */
+        default boolean mustTryFirst() {
+            return false;
+        }
+
+        /**
          * Tells whether a failed first try already registered the waiter in Redis (a queue place,
          * a waiting mark), so that a release after it wakes this waiter: then, if the channel was
          * live before that try, the waiter may sleep without a second try after subscribing.
@@ -147,7 +156,7 @@ final class Acquirer {
         // Barge once, unless local waiters line up: they would only find the lock taken by a
         // neighbour and sleep again, costing Redis an attempt for nothing.
         Attempt first = null;
-        if (timeoutNanos <= 0 || line == null || line.isEmpty()) {
+        if (timeoutNanos <= 0 || line == null || line.isEmpty() || step.mustTryFirst()) {
             try {
                 first = step.attempt(false);
             } catch (RuntimeException | Error e) {

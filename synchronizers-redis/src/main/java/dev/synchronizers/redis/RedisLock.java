@@ -98,6 +98,12 @@ final class RedisLock implements DistributedLock {
     private volatile RedisLock otherHalf;
     /** This client's holds, by thread id. */
     private final Map<Long, Hold> holds = new ConcurrentHashMap<>();
+    /**
+     * Threads of this client whose last acquire of this lock went unanswered: it may have taken the
+     * lock in Redis, so their next acquire tries before joining the local line (it may be the
+     * holder the line waits for). Cleared by the next try that gets an answer.
+     */
+    private final Set<Long> acquireInDoubt = ConcurrentHashMap.newKeySet();
     /** Threads of this client inside an acquire of this lock, for {@link #giveBack}. */
     private final Set<Long> acquiring = ConcurrentHashMap.newKeySet();
     /** Orders a retried give-back before any acquire that a thread announces after it. */
@@ -421,6 +427,7 @@ final class RedisLock implements DistributedLock {
                     acked = both.followUp();
                 }
             } catch (SynchronizerUnavailableException e) {
+                acquireInDoubt.add(threadId);
                 undoIfAcquired(pending, owner);
                 if (script == policy.queuedTry) {
                     // It may have queued the waiter, now or when it runs late: done(false) leaves,
@@ -430,6 +437,7 @@ final class RedisLock implements DistributedLock {
                 throw e;
             }
             handoverInDoubt = false;
+            acquireInDoubt.remove(threadId);
             Attempt attempt = Attempt.of(reply, sent);
             if (attempt.acquired() && acked >= 0) {
                 attempt = new Attempt(true, attempt.fencingToken(), 0, sent, acked);
@@ -462,6 +470,11 @@ final class RedisLock implements DistributedLock {
                 return attempt(true);
             }
             return new Attempt(true, token, 0, place.queuedSinceAtLeast());
+        }
+
+        @Override
+        public boolean mustTryFirst() {
+            return acquireInDoubt.contains(threadId);
         }
 
         /** A non-fair waiter with the client's lease can take a neighbour's hand-over. */

@@ -16,6 +16,7 @@ import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.RedisClient;
@@ -132,6 +133,55 @@ class LockOutcomesTest {
         lateClient.renewNow();
         assertTrue(late.isHeldByCurrentThread(), "the retried leave ended the thread's new hold");
         late.unlock();
+    }
+
+    /* --------------- an acquire that ran but whose reply was lost --------------- */
+
+    /**
+     * A thread's acquire ran in Redis but its reply was lost with its connection: the thread holds
+     * the lock there without knowing it. A neighbour then finds the lock taken and waits first in
+     * the local line. The thread's next lock() must not queue behind that neighbour (who waits for
+     * the thread's own hold, for a whole lease): it tries first, finds itself the owner, and gets
+     * the lock at once. Before, it waited out the 60 s lease.
+     */
+    @Test
+    void lock_afterAnAcquireWhoseReplyWasLost_threadTriesBeforeQueueingBehindANeighbour() throws Exception {
+        RedisServer server = ownServer();
+        FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
+        DistributedLock lock = client(proxy.uri(), Duration.ofSeconds(2)).lock(name);
+
+        proxy.dropReplies(1, "EVALSHA");
+        CountDownLatch neighbourWaits = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicReference<Throwable> firstFailure = new java.util.concurrent.atomic.AtomicReference<>();
+        Background<Boolean> thread = Background.start("T", () -> {
+            try {
+                lock.lock();
+                return false;   // the reply was meant to be lost
+            } catch (SynchronizerUnavailableException e) {
+                firstFailure.set(e);
+            }
+            neighbourWaits.await();
+            boolean got = lock.tryLock(10, TimeUnit.SECONDS);
+            if (got) {
+                lock.unlock();
+            }
+            return got;
+        });
+        Await.until("the acquire's reply is dropped", () -> proxy.droppedReplies() == 1);
+        proxy.cutAll();
+        Await.until("the thread learns its acquire went unanswered", () -> firstFailure.get() != null);
+        awaitAnswers(lock);
+        assertTrue(lock.isLocked(), "the acquire ran in Redis: the thread holds the lock there");
+        Background<Void> neighbour = Background.start("neighbour", () -> {
+            lock.lock();
+            lock.unlock();
+            return null;
+        });
+        Await.until("the neighbour waits first in line", () -> RedisState.sleepsOnWakeup(neighbour.thread()));
+        neighbourWaits.countDown();
+
+        assertTrue(thread.get(), "the thread waited behind a neighbour who waited for the thread's own hold");
+        neighbour.get();
     }
 
     /* --------------- a non-fair hand-over whose reply is late --------------- */
