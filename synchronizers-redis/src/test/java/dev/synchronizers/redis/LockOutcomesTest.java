@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerException;
 import dev.synchronizers.SynchronizerUnavailableException;
@@ -133,6 +134,43 @@ class LockOutcomesTest {
         lateClient.renewNow();
         assertTrue(late.isHeldByCurrentThread(), "the retried leave ended the thread's new hold");
         late.unlock();
+    }
+
+    /* --------------- a watchdog that cannot reach Redis --------------- */
+
+    /**
+     * Redis stops answering a client that holds a lock, a read lock and permits (three renew
+     * scripts, so three renewal calls per tick): each hold must be reported lost while Redis still
+     * has it, never after Redis may have let another client in. Before, a tick awaited its calls
+     * one command timeout each, three in a row, and the next tick came after the leases had run
+     * out in Redis (the fault soak found the overlap).
+     */
+    @Test
+    void watchdog_redisStopsAnsweringWithThreeRenewScripts_reportsEachLossWhileRedisStillHasTheHold()
+            throws Exception {
+        RedisServer server = ownServer();
+        FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
+        RedisCommands<String, String> observer = opened.commands(server.uri());
+        String lockKey = LockKeys.of(prefix, name).lock();
+        java.util.Map<String, Long> existsAtReport = new java.util.concurrent.ConcurrentHashMap<>();
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(proxy.uri()).keyPrefix(prefix)
+                .lease(Duration.ofMillis(1500)).commandTimeout(Duration.ofMillis(400))
+                .lostHoldListener(hold -> {
+                    if (hold.kind().equals("lock")) {
+                        existsAtReport.put(hold.kind(), observer.exists(lockKey));
+                    }
+                }, Runnable::run).build());
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        client.readWriteLock(name + "-rw").readLock().lock();
+        DistributedSemaphore semaphore = client.semaphore(name + "-s");
+        assertTrue(semaphore.trySetPermits(1));
+        semaphore.acquire();
+
+        proxy.delay(Duration.ofSeconds(60));
+        Await.until("the lock's loss is reported", () -> existsAtReport.containsKey("lock"));
+
+        assertEquals(1L, existsAtReport.get("lock"), "reported lost only after Redis had let it go");
     }
 
     /* --------------- an acquire that ran but whose reply was lost --------------- */

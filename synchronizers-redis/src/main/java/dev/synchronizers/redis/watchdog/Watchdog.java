@@ -57,6 +57,11 @@ public final class Watchdog implements AutoCloseable {
     private final ScriptRegistry scripts;
     private final long leaseMillis;
     private final long tickMillis;
+    /**
+     * How much earlier than strictly needed a lease that cannot be renewed is reported lost, for
+     * the scheduling jitter of ticks: a twentieth of the lease, at most 50 ms.
+     */
+    private final long safetyNanos;
     private final Duration timeout;
     private final Recorder recorder;
     private final ToIntFunction<String> batchGroup;
@@ -99,6 +104,7 @@ public final class Watchdog implements AutoCloseable {
         this.batchGroup = batchGroup;
         this.leaseMillis = leaseMillis;
         this.tickMillis = Math.max(1, leaseMillis / 3);
+        this.safetyNanos = Math.min(TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 20);
         this.timeout = timeout;
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread created = new Thread(runnable, threadName);
@@ -324,13 +330,16 @@ public final class Watchdog implements AutoCloseable {
         });
         Supplier<CompletionStage<Long>> acks = renewalAcks;
         CompletionStage<Long> acked = acks == null || batches.isEmpty() ? null : acks.get();
+        // One deadline for every reply of the tick, all sent by now: a tick in which Redis does not
+        // answer lasts one command timeout, not one per call, so the next tick comes in time.
+        long deadline = System.nanoTime() + timeout.toNanos();
         int[] renewedAndFailed = new int[2];
         for (Batch batch : batches) {
-            settle(batch, now, renewedAndFailed);
+            settle(batch, now, renewedAndFailed, deadline);
         }
         if (acked != null) {
             try {
-                long replicas = Replies.await(acked, timeout, "wait for replicas after the renewals");
+                long replicas = Replies.await(acked, untilDeadline(deadline), "wait for replicas after the renewals");
                 if (!renewalAcksMet.test(replicas)) {
                     recorder.replicaAcksShort("renew");
                     log.warn("watchdog renewed {} leases, but only {} replicas acknowledged them: a failover now could"
@@ -356,14 +365,21 @@ public final class Watchdog implements AutoCloseable {
         return scripts.run(script, keys, args);
     }
 
-    private void settle(Batch batch, long tickStart, int[] renewedAndFailed) {
+    private static Duration untilDeadline(long deadline) {
+        return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    }
+
+    private void settle(Batch batch, long tickStart, int[] renewedAndFailed, long deadline) {
         List<Object> renewed;
         try {
-            renewed = Replies.await(batch.reply, timeout, "renew " + batch.leases.size() + " leases");
+            renewed = Replies.await(batch.reply, untilDeadline(deadline), "renew " + batch.leases.size() + " leases");
         } catch (RuntimeException e) {
             // Lost as soon as the lease could run out before the next tick had a chance to renew it:
-            // never report a hold as held past the moment Redis may have let it go.
-            long nextChance = tickStart + TimeUnit.MILLISECONDS.toNanos(tickMillis) + timeout.toNanos();
+            // never report a hold as held past the moment Redis may have let it go. The next tick
+            // starts a tick period after this one ends, which is no earlier than now, and its
+            // renewal's reply may take a command timeout more.
+            long nextChance = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(tickMillis) + timeout.toNanos()
+                    + safetyNanos;
             for (Lease lease : batch.leases) {
                 if (nextChance - lease.renewedNanos >= TimeUnit.MILLISECONDS.toNanos(leaseMillis)) {
                     lose(lease, LostHold.Cause.UNRENEWABLE);
