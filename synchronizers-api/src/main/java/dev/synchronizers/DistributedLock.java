@@ -235,10 +235,17 @@ public interface DistributedLock extends Lock {
      *
      * <p>What the store knows differs by kind. A fair lock and a write lock count their queue in the
      * store, one place per waiting thread whose lease is live. A non-fair lock's waiters queue in
-     * their own client, and each client's first waiter records how many threads of its client wait
-     * when it last tried; the estimate is their sum, so it may lag behind a client's line by the
-     * threads that joined since its first waiter last looked. A read-write lock's halves count the
-     * waiting writers, plus one if readers wait (the store marks that readers wait, not how many).
+     * their own client, and only the first of them talks to the store; each client records there
+     * how many of its threads wait when its first waiter tries and fails, and when it takes the
+     * lock or passes it from one of its threads to the next. The estimate is the sum of the other
+     * clients' records and the calling client's own line as it is now. So another client's count
+     * may lag behind its line: threads that joined or left it since its last record are not seen,
+     * and threads that wait behind a hold of their own client are seen only once the client passes
+     * the lock on. A record made by a failed try counts only until that waiter's next try is due
+     * (the holder's remaining lease plus the command timeout), so waiters that gave up or whose
+     * process died stop counting even while the lock stays held. A read-write lock's halves count
+     * the waiting writers, plus one if readers wait (the store marks that readers wait, not how
+     * many).
      *
      * @return the estimated number of waiting threads
      * @throws SynchronizerUnavailableException if the store cannot be reached

@@ -54,7 +54,8 @@ public record LockSnapshot(String name, List<Holder> holders, int queueLength) {
      * One holder of a lock.
      *
      * @param clientId the holding client's id ({@code RedisSynchronizers.clientId()})
-     * @param threadId the holding thread's id in that client's JVM
+     * @param threadId the holding thread's id in that client's JVM; {@code -1} if the store's record
+     *     names none (written by another program)
      * @param fencingToken the token of the hold
      * @param leaseRemainingMillis how long the hold's lease had left, in milliseconds, by the store's
      *     clock; {@code -1} if the hold had no lease

@@ -1,13 +1,15 @@
 -- lock-snapshot.lua: read a lock's holders and queue at one moment, for monitoring; changes nothing.
 --
 -- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while a non-fair waiter
---                           waits; ':w:<client-uuid>' -> how many threads of that client wait (non-fair)
+--                           waits; ':w:<client-uuid>' -> how many threads of that client wait (non-fair),
+--                           "<count>:<until_ms>" or "<count>" (see lock-acquire-waiting.lua)
 -- KEYS[2] places    zset    waiting owner -> end of its place's lease, server time in ms (fair lock)
 --
--- Returns {pttl, queued, {field, value, ...}}
---         pttl    the hold's remaining lease in ms (-2: no hold, -1: no lease)
---         queued  waiters of the fair queue whose place is live
---         fields  the lock hash as it is: holders, and the non-fair waiting counts
+-- Returns {pttl, queued, {owner, token, ...}, {client, count, ...}}
+--         pttl     the hold's remaining lease in ms (-2: no hold, -1: no lease)
+--         queued   waiters of the fair queue whose place is live
+--         holders  the owners in the lock hash, with their tokens
+--         waiting  the non-fair waiting counts per client that still count at this moment
 local lock, places = KEYS[1], KEYS[2]
 
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
@@ -18,4 +20,25 @@ local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 -- A place whose lease ran out is not a waiter, though no script has purged it yet.
 local queued = redis.call('ZCOUNT', places, '(' .. now_ms, '+inf')
-return {redis.call('PTTL', lock), queued, redis.call('HGETALL', lock)}
+local holders, waiting = {}, {}
+local fields = redis.call('HGETALL', lock)
+for i = 1, #fields, 2 do
+  local field, value = fields[i], fields[i + 1]
+  local client = string.match(field, '^:w:(.+)$')
+  if client then
+    -- A count from a failed try lasts until that waiter's next try was due: one past it is over
+    -- (the waiter gave up or died); a count without an end lasts as long as the hold.
+    local count, until_ms = string.match(value, '^(%d+):(%d+)$')
+    if not count then
+      count = value
+    end
+    if tonumber(count) and (not until_ms or tonumber(until_ms) > now_ms) then
+      waiting[#waiting + 1] = client
+      waiting[#waiting + 1] = tonumber(count)
+    end
+  elseif string.sub(field, 1, 1) ~= ':' then
+    holders[#holders + 1] = field
+    holders[#holders + 1] = value
+  end
+end
+return {redis.call('PTTL', lock), queued, holders, waiting}

@@ -403,8 +403,10 @@ final class RedisLock implements DistributedLock {
             if (script == policy.queuedTry) {
                 args = new String[] {owner, lease, Long.toString(machinery.leaseMillis)};
             } else if (script == Script.LOCK_ACQUIRE_WAITING) {
-                // The client's waiters, this one among them, for other clients' snapshots.
-                args = new String[] {owner, lease, Integer.toString(Math.max(1, acquirer.localWaiters()))};
+                // The client's waiters, this one among them, for other clients' snapshots; counted
+                // until this waiter's next try is due, which a reply may delay by a command timeout.
+                args = new String[] {owner, lease, Integer.toString(Math.max(1, acquirer.localWaiters())),
+                        Long.toString(machinery.timeout.toMillis())};
             } else {
                 args = new String[] {owner, lease};
             }
@@ -643,8 +645,11 @@ final class RedisLock implements DistributedLock {
         long sent = System.nanoTime();
         List<Object> reply;
         try {
+            // The waiters behind the one handed the lock, for other clients' snapshots.
+            String waitersLeft = Integer.toString(Math.max(0, acquirer.localWaiters() - 1));
             reply = machinery.await(machinery.scripts.run(Script.LOCK_HANDOVER, keys.keysFor(Script.LOCK_HANDOVER),
-                    held.owner, Long.toString(held.token), next.owner(), Long.toString(machinery.leaseMillis)),
+                    held.owner, Long.toString(held.token), next.owner(), Long.toString(machinery.leaseMillis),
+                    waitersLeft),
                     "hand " + kind + " '" + name + "' over (the hold was dropped locally; a release is retried"
                             + " until Redis answers, and the hold expires with its lease at the latest)");
         } catch (RuntimeException e) {
@@ -769,17 +774,14 @@ final class RedisLock implements DistributedLock {
         long pttl = (Long) reply.get(0);
         long queued = (Long) reply.get(1);
         List<LockSnapshot.Holder> holders = new ArrayList<>();
-        List<?> fields = (List<?>) reply.get(2);
-        for (int i = 0; i + 1 < fields.size(); i += 2) {
-            String field = (String) fields.get(i);
-            String value = (String) fields.get(i + 1);
-            if (field.equals(":w:" + machinery.clientId)) {
-                continue;   // this client's own line is counted live, below
-            }
-            if (field.startsWith(":w:")) {
-                queued += Long.parseLong(value);
-            } else if (!field.startsWith(":")) {
-                holders.add(holder(field, Long.parseLong(value), pttl < 0 ? -1 : pttl));
+        List<?> owners = (List<?>) reply.get(2);
+        for (int i = 0; i + 1 < owners.size(); i += 2) {
+            holders.add(holder((String) owners.get(i), Long.parseLong((String) owners.get(i + 1)), pttl < 0 ? -1 : pttl));
+        }
+        List<?> waiting = (List<?>) reply.get(3);
+        for (int i = 0; i + 1 < waiting.size(); i += 2) {
+            if (!machinery.clientId.equals(waiting.get(i))) {
+                queued += (Long) waiting.get(i + 1);   // this client's own line is counted live, below
             }
         }
         queued += acquirer.localWaiters();

@@ -103,10 +103,7 @@ class SnapshotContractTest {
         } finally {
             lock.unlock();
         }
-        for (Background<Void> waiter : waiters) {
-            waiter.get();
-        }
-        assertEquals(0, lock.getQueueLength());
+        assertNoneQueuedOnceDone(lock, waiters);
     }
 
     /**
@@ -129,6 +126,70 @@ class SnapshotContractTest {
         }
         first.get(0).get();
         second.get(0).get();
+    }
+
+    /**
+     * Threads that wait behind a hold of their own client do not ask Redis, so nothing of them is
+     * there to count; once their client passes the lock on to one of them, it records how many
+     * still wait, and another client counts them.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.LOCK)
+    void getQueueLength_nonFairWaitersBehindTheirOwnClientsHold_countedByAnotherClientOnceTheyPassItOn(
+            DistributedLock lock, SpecContext context) throws Exception {
+        DistributedLock theirs = context.lockInOtherClient();
+        theirs.lock();
+        CountDownLatch acquired = new CountDownLatch(2);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Background<Void>> waiters;
+        try {
+            waiters = startWaiters(context, 2, () -> {
+                acquired.countDown();
+                release.await();
+            });
+            assertEquals(2, theirs.getQueueLength(), "their own line");
+        } finally {
+            theirs.unlock();
+        }
+        Await.until("the lock is passed on to one of the waiters", () -> acquired.getCount() == 1);
+
+        assertEquals(1, lock.getQueueLength(), "the waiter still in the other client's line");
+        assertTrue(lock.hasQueuedThreads());
+
+        release.countDown();
+        assertNoneQueuedOnceDone(lock, waiters);
+    }
+
+    /**
+     * A non-fair waiter that gave up while the lock stays held is not counted for long: its
+     * client's record lasts only until its next try would have come (the holder's remaining lease,
+     * plus a command's time), and no try renews it.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.LOCK)
+    void getQueueLength_nonFairWaiterOfAnotherClientGaveUp_notCountedOnceItsNextTryIsOverdue(DistributedLock lock,
+            SpecContext context) throws Exception {
+        DistributedLock theirs = context.lockInOtherClient();
+        lock.lock();
+        try {
+            Background<Boolean> waiter = Background.start("waiter", () -> {
+                try {
+                    theirs.lockInterruptibly();
+                } catch (InterruptedException e) {
+                    return false;
+                }
+                theirs.unlock();
+                return true;
+            });
+            Await.until("the waiter is counted", () -> lock.getQueueLength() == 1);
+            waiter.thread().interrupt();
+            assertFalse(waiter.get(), "the waiter gave up");
+
+            Await.until("the record of the waiter that gave up is over", () -> lock.getQueueLength() == 0);
+            assertTrue(lock.isHeldByCurrentThread(), "held throughout, by the watchdog's renewals");
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The read-write lock's picture: the writer, and a waiting writer and a waiting reader. */
@@ -219,9 +280,35 @@ class SnapshotContractTest {
     @ParameterizedTest
     @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK})
     void snapshot_clientClosed_throwsIllegalState(DistributedLock lock, SpecContext context) {
+        DistributedReadWriteLock readWrite = context.client().readWriteLock(context.name());
         context.client().close();
         assertThrows(IllegalStateException.class, lock::snapshot);
         assertThrows(IllegalStateException.class, lock::getQueueLength);
+        assertThrows(IllegalStateException.class, lock::hasQueuedThreads);
+        assertThrows(IllegalStateException.class, readWrite::snapshot);
+    }
+
+    /** A semaphore never set: no permits, no holders, nobody waiting; and the snapshot writes nothing. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void semaphoreSnapshot_neverSet_showsNothingAndWritesNothing(DistributedSemaphore semaphore,
+            SpecContext context) {
+        SemaphoreSnapshot seen = semaphore.snapshot();
+
+        assertEquals(context.name(), seen.name());
+        assertEquals(0, seen.totalPermits());
+        assertEquals(0, seen.availablePermits());
+        assertEquals(List.of(), seen.holders());
+        assertEquals(0, seen.queueLength());
+        assertTrue(context.keys().isEmpty(), "a snapshot writes nothing: " + context.keys());
+    }
+
+    /** A closed client takes no snapshot of a semaphore either. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void semaphoreSnapshot_clientClosed_throwsIllegalState(DistributedSemaphore semaphore, SpecContext context) {
+        context.client().close();
+        assertThrows(IllegalStateException.class, semaphore::snapshot);
     }
 
     /* --------------- helpers --------------- */
@@ -230,14 +317,32 @@ class SnapshotContractTest {
         return ((RedisSynchronizers) client).clientId();
     }
 
-    /** Starts {@code count} threads of the other client that lock and unlock, and waits until each sleeps. */
+    /** Waits until each waiter has locked and unlocked, then checks that {@code lock} counts nobody waiting. */
+    private static void assertNoneQueuedOnceDone(DistributedLock lock, List<Background<Void>> waiters)
+            throws Exception {
+        for (Background<Void> waiter : waiters) {
+            waiter.get();
+        }
+        assertEquals(0, lock.getQueueLength(), "nobody waits once every waiter is done");
+        assertFalse(lock.hasQueuedThreads());
+    }
+
+    /** Starts {@code count} threads of the other client that lock and unlock, and waits until each waits. */
     private static List<Background<Void>> startWaiters(SpecContext context, int count) {
+        return startWaiters(context, count, () -> { });
+    }
+
+    /**
+     * Starts {@code count} threads of the other client that lock, run {@code whileHeld} and unlock,
+     * and waits until each waits.
+     */
+    private static List<Background<Void>> startWaiters(SpecContext context, int count, WhileHeld whileHeld) {
         List<Background<Void>> waiters = new java.util.ArrayList<>();
         for (int i = 0; i < count; i++) {
-            Background<Void> waiter = startWaiter("waiter-" + i, context.lockInOtherClient());
+            Background<Void> waiter = startWaiter("waiter-" + i, context.lockInOtherClient(), whileHeld);
             waiters.add(waiter);
-            // The first sleeps on its wake-up after its try recorded it in Redis; a later non-fair
-            // one waits in its client's line behind it.
+            // The first sleeps on its wake-up after its try recorded it in Redis (or, behind a hold
+            // of its own client, without a try); a later non-fair one waits in its client's line.
             Await.until(waiter.thread().getName() + " waits", () -> RedisState.sleepsOnWakeup(waiter.thread())
                     || Arrays.stream(waiter.thread().getStackTrace())
                             .anyMatch(frame -> frame.getMethodName().equals("waitInLine")));
@@ -245,12 +350,25 @@ class SnapshotContractTest {
         return waiters;
     }
 
+    /** What a waiter does while it holds the lock. */
+    private interface WhileHeld {
+        void run() throws InterruptedException;
+    }
+
     private static Background<Void> startWaiter(String name, DistributedLock lock) {
+        return startWaiter(name, lock, () -> { });
+    }
+
+    private static Background<Void> startWaiter(String name, DistributedLock lock, WhileHeld whileHeld) {
         CountDownLatch started = new CountDownLatch(1);
         Background<Void> waiter = Background.start(name, () -> {
             started.countDown();
             lock.lock();
-            lock.unlock();
+            try {
+                whileHeld.run();
+            } finally {
+                lock.unlock();
+            }
             return null;
         });
         try {

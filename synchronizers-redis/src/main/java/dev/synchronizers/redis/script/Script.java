@@ -11,9 +11,9 @@ import io.lettuce.core.ScriptOutputType;
  */
 public enum Script {
     LOCK_ACQUIRE("lock-acquire.lua", 2, 2, ScriptOutputType.MULTI),
-    LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 2, 3, ScriptOutputType.MULTI),
+    LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 2, 4, ScriptOutputType.MULTI),
     LOCK_RELEASE("lock-release.lua", 2, 2, ScriptOutputType.MULTI),
-    LOCK_HANDOVER("lock-handover.lua", 2, 4, ScriptOutputType.MULTI),
+    LOCK_HANDOVER("lock-handover.lua", 2, 5, ScriptOutputType.MULTI),
     LOCK_GIVE_BACK("lock-give-back.lua", 2, 1, ScriptOutputType.INTEGER),
     FAIR_LOCK_RELEASE("fair-lock-release.lua", 5, 2, ScriptOutputType.MULTI),
     LOCK_RENEW("lock-renew.lua", 1, 1, 2, ScriptOutputType.MULTI),

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code lock-handover.lua} (the non-fair lock's hand-over from the releasing thread to another
  * thread of its client) against a real server, on holds written by hand: who may hand over, the
- * new hold (its token by the usual rule, its own lease, the waiting mark kept), and that nothing
- * is published. The keys are named as {@code LockKeys} names them, which {@link FairFixture} does
+ * new hold (its token by the usual rule, its own lease, the waiting mark kept), the client's count
+ * of waiters it records for snapshots, and that nothing is published. The keys are named as {@code LockKeys} names them, which {@link FairFixture} does
  * for every lock (the hold, the last token, the wake-up channel).
  */
 @Tag("redis")
@@ -41,8 +41,13 @@ class LockHandoverLuaTest extends LuaTestBase {
     }
 
     private List<Object> handover(String owner, String token, String next) throws Exception {
+        return handover(owner, token, next, 0);
+    }
+
+    /** Hands over, telling the script that {@code waiters} threads of the client still wait once next has it. */
+    private List<Object> handover(String owner, String token, String next, int waiters) throws Exception {
         return lua.run(Script.LOCK_HANDOVER, new String[] {keys.lock, keys.token},
-                owner, token, next, Long.toString(HANDED_LEASE_MS));
+                owner, token, next, Long.toString(HANDED_LEASE_MS), Integer.toString(waiters));
     }
 
     /**
@@ -173,6 +178,41 @@ class LockHandoverLuaTest extends LuaTestBase {
         assertEquals(handedHold, lua.redis.hgetall(keys.lock), "the hold handed over stays");
         lua.assertTtlAtMost(keys.lock, HANDED_LEASE_MS);
         assertEquals(Long.toString(handed), lua.redis.get(keys.token), "no token is issued");
+    }
+
+    /* --------------- the client's count of waiters, for snapshots --------------- */
+
+    @Test
+    void handover_waitersLeftInTheClient_recordsTheirCountWithoutAnEndBesideOtherClientsCounts() throws Exception {
+        hold(Map.of("client-a:1", "1001", ":waiting", "1", ":w:client-a", "3:99", ":w:client-z", "2:123"));
+
+        List<Object> reply = handover("client-a:1", "1001", "client-a:2", 2);
+
+        assertEquals(1L, reply.get(0), () -> "reply " + reply);
+        assertEquals(Map.of("client-a:2", String.valueOf(reply.get(1)), ":waiting", "1", ":w:client-a", "2",
+                ":w:client-z", "2:123"), lua.redis.hgetall(keys.lock),
+                "the client's count is the one given, lasting as the hold does; another client's is left as it was");
+    }
+
+    @Test
+    void handover_noWaiterLeftInTheClient_removesItsCount() throws Exception {
+        hold(Map.of("client-a:1", "1001", ":waiting", "1", ":w:client-a", "1"));
+
+        List<Object> reply = handover("client-a:1", "1001", "client-a:2", 0);
+
+        assertEquals(1L, reply.get(0), () -> "reply " + reply);
+        assertEquals(Map.of("client-a:2", String.valueOf(reply.get(1)), ":waiting", "1"),
+                lua.redis.hgetall(keys.lock));
+    }
+
+    @Test
+    void handover_refused_leavesTheCountsAsTheyWere() throws Exception {
+        Map<String, String> fields = Map.of("client-a:1", "1002", ":w:client-a", "4");
+        hold(fields);
+
+        assertEquals(List.of(0L, 0L, 0L), handover("client-a:1", "1001", "client-a:2", 1));
+
+        assertKept(fields);
     }
 
     /* --------------- refused: nothing changes --------------- */

@@ -86,15 +86,16 @@ class ScriptRegistryTest extends LuaTestBase {
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, new String[] {lock}, "owner-a", "1000"));
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, new String[] {lock, tokenKey, lock}, "owner-a", "1000"));
             assertArity(() -> registry.run(Script.LOCK_ACQUIRE, two, "owner-a"));
-            assertArity(() -> registry.run(Script.LOCK_ACQUIRE_WAITING, two, "owner-a", "1000", "1", "extra"));
+            assertArity(() -> registry.run(Script.LOCK_ACQUIRE_WAITING, two, "owner-a", "1000", "1"));
+            assertArity(() -> registry.run(Script.LOCK_ACQUIRE_WAITING, two, "owner-a", "1000", "1", "5000", "extra"));
             assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a", "1001"));
             assertArity(() -> registry.run(Script.FAIR_LOCK_RELEASE, two, "owner-a", "1001"));
-            // Two keys and four arguments: owner, token, next owner, lease.
-            assertArity(() -> registry.run(Script.LOCK_HANDOVER, new String[] {lock}, "owner-a", "1001", "owner-b", "1000"));
-            assertArity(() -> registry.run(Script.LOCK_HANDOVER, four, "owner-a", "1001", "owner-b", "1000"));
-            assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b"));
-            assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b", "1000", "extra"));
+            // Two keys and five arguments: owner, token, next owner, lease, waiters left.
+            assertArity(() -> registry.run(Script.LOCK_HANDOVER, new String[] {lock}, "owner-a", "1001", "owner-b", "1000", "0"));
+            assertArity(() -> registry.run(Script.LOCK_HANDOVER, four, "owner-a", "1001", "owner-b", "1000", "0"));
+            assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b", "1000"));
+            assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b", "1000", "0", "extra"));
             assertArity(() -> registry.run(Script.LOCK_GIVE_BACK, two, "owner-a", "1001"));
             assertArity(() -> registry.run(Script.LOCK_GIVE_BACK, four, "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_FORCE_UNLOCK, four, "unexpected"));
