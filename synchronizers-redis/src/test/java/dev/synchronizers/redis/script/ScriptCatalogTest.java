@@ -47,6 +47,8 @@ class ScriptCatalogTest {
     private static final Pattern NAMING_LINE = Pattern.compile(
             "^local\\s+\\w+(?:\\s*,\\s*\\w+)*\\s*=\\s*" + INPUT + "(?:\\s*,\\s*" + INPUT + ")*\\s*$");
     private static final Pattern INPUT_REFERENCE = Pattern.compile("(KEYS|ARGV)\\[(\\d+)\\]");
+    /** A command a script calls: {@code redis.call('HGET', ...)}, {@code redis.pcall('GET', ...)}. */
+    private static final Pattern CALLED_COMMAND = Pattern.compile("redis\\.p?call\\(\\s*'([A-Za-z]+)'");
 
     /* --------------- files and constants --------------- */
 
@@ -191,6 +193,34 @@ class ScriptCatalogTest {
             assertTrue(replicateLine >= 0 && replicateLine < time,
                     () -> script.file + ":" + timeLine + " calls TIME without redis.replicate_commands() before it");
         }
+    }
+
+    /**
+     * A snapshot script ({@code *-snapshot.lua}) is read-only: it calls no command that writes,
+     * not even the purges of expired entries that other scripts make, so that taking a snapshot
+     * never changes what it pictures. Every command it calls is on a list of read commands.
+     */
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void body_snapshotScript_callsOnlyReadCommands(Script script) {
+        if (!script.file.endsWith("-snapshot.lua")) {
+            return;
+        }
+        java.util.Set<String> reads = java.util.Set.of("TIME", "EXISTS", "GET", "PTTL", "HGET", "HGETALL", "HEXISTS",
+                "HLEN", "ZCARD", "ZCOUNT", "ZRANGE", "ZRANGEBYSCORE", "ZSCORE");
+        List<String> lines = lines(script);
+        List<String> called = new ArrayList<>();
+        for (int i = headerLength(lines); i < lines.size(); i++) {
+            Matcher m = CALLED_COMMAND.matcher(lines.get(i));
+            while (m.find()) {
+                called.add(m.group(1).toUpperCase(java.util.Locale.ROOT));
+            }
+        }
+        assertFalse(called.isEmpty(), () -> script.file + " calls no command");
+        assertTrue(reads.containsAll(called), () -> script.file + " calls commands outside the read-only list "
+                + reads + ": " + called);
+        assertFalse(String.join("\n", lines).matches("(?s).*redis\\.p?call\\(\\s*[^'\\s].*"),
+                () -> script.file + " names a command other than by a literal: it cannot be checked");
     }
 
     /* --------------- helpers --------------- */
