@@ -238,50 +238,52 @@ final class RedisLock implements DistributedLock {
         } finally {
             giveBackOrder.unlock();
         }
-        long waitStart = System.nanoTime();
-        Recorder.Outcome outcome = Recorder.Outcome.FAILED;
         try {
-            Attempt attempt;
-            while (true) {
-                long remaining = timeoutNanos == Acquirer.FOREVER || timeoutNanos <= 0
-                        ? timeoutNanos
-                        : Math.max(1, timeoutNanos - (System.nanoTime() - waitStart));
-                attempt = acquirer.acquire(new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0),
-                        owner, remaining, interruptible);
-                if (!attempt.acquired()) {
-                    outcome = Recorder.Outcome.TIMED_OUT;
-                    return false;
-                }
-                long token = attempt.fencingToken();
-                if (machinery.replicated(attempt.replicasAcked(), () -> machinery.scripts.run(policy.renew,
-                        keys.keysFor(policy.renew), Long.toString(leaseMillis), owner, Long.toString(token)))) {
-                    break;
-                }
-                // Fewer replicas have it than asked: a failover now could forget it. Not acquired:
-                // give it back, and try again while the caller's wait lasts.
-                giveBackUnreplicated(owner, attempt.fencingToken());
-                if (timeoutNanos != Acquirer.FOREVER
-                        && (timeoutNanos <= 0 || System.nanoTime() - waitStart >= timeoutNanos)) {
-                    outcome = Recorder.Outcome.TIMED_OUT;
-                    return false;
-                }
-            }
-            outcome = Recorder.Outcome.ACQUIRED;
-            Hold hold = new Hold(owner, attempt.fencingToken(), meters.holdStarted());
-            // Pinned before the watchdog knows it, so that its end, however soon, finds it pinned.
-            machinery.pin(pinTarget);
-            hold.lease = machinery.watchdog.register(policy.renew, keys.keysFor(policy.renew),
-                    new String[] {owner, Long.toString(hold.token)}, fixedLeaseMillis, attempt.sentNanos(),
-                    cause -> onLost(threadId, hold, cause));
-            holds.put(threadId, hold);
-            return true;
-        } catch (InterruptedException e) {
-            outcome = Recorder.Outcome.INTERRUPTED;
-            throw e;
+            return meters.timed(() -> acquireInRedis(threadId, owner, firstTry, timeoutNanos, interruptible,
+                    fixedLeaseMillis, leaseMillis));
         } finally {
             acquiring.remove(threadId);
-            meters.waited(outcome, System.nanoTime() - waitStart);
         }
+    }
+
+    /**
+     * Waits for the lock in Redis and books the hold; with replica acknowledgement, gives back and
+     * tries again, within the wait, a hold fewer replicas acknowledged than asked.
+     */
+    private boolean acquireInRedis(long threadId, String owner, Script firstTry, long timeoutNanos,
+            boolean interruptible, long fixedLeaseMillis, long leaseMillis) throws InterruptedException {
+        long waitStart = System.nanoTime();
+        Attempt attempt;
+        while (true) {
+            long remaining = timeoutNanos == Acquirer.FOREVER || timeoutNanos <= 0
+                    ? timeoutNanos
+                    : Math.max(1, timeoutNanos - (System.nanoTime() - waitStart));
+            attempt = acquirer.acquire(new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0),
+                    owner, remaining, interruptible);
+            if (!attempt.acquired()) {
+                return false;
+            }
+            long token = attempt.fencingToken();
+            if (machinery.replicated(attempt.replicasAcked(), () -> machinery.scripts.run(policy.renew,
+                    keys.keysFor(policy.renew), Long.toString(leaseMillis), owner, Long.toString(token)))) {
+                break;
+            }
+            // Fewer replicas have it than asked: a failover now could forget it. Not acquired:
+            // give it back, and try again while the caller's wait lasts.
+            giveBackUnreplicated(owner, attempt.fencingToken());
+            if (timeoutNanos != Acquirer.FOREVER
+                    && (timeoutNanos <= 0 || System.nanoTime() - waitStart >= timeoutNanos)) {
+                return false;
+            }
+        }
+        Hold hold = new Hold(owner, attempt.fencingToken(), meters.holdStarted());
+        // Pinned before the watchdog knows it, so that its end, however soon, finds it pinned.
+        machinery.pin(pinTarget);
+        hold.lease = machinery.watchdog.register(policy.renew, keys.keysFor(policy.renew),
+                new String[] {owner, Long.toString(hold.token)}, fixedLeaseMillis, attempt.sentNanos(),
+                cause -> onLost(threadId, hold, cause));
+        holds.put(threadId, hold);
+        return true;
     }
 
     /**
