@@ -24,6 +24,12 @@ public final class RedisSentinels implements AutoCloseable {
     public static final String MASTER_NAME = "mymaster";
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * How long a server may take to follow a new master after a failover: the sentinels reconfigure
+     * a demoted master only when they next poll it, and a loaded machine has been seen to need more
+     * than {@link #TIMEOUT} for the last replica.
+     */
+    private static final Duration REPLICAS_TIMEOUT = Duration.ofSeconds(90);
     private static final long POLL_MILLIS = 50;
 
     private final List<RedisServer> servers;
@@ -148,7 +154,7 @@ public final class RedisSentinels implements AutoCloseable {
      * @return the new master
      */
     public RedisServer awaitMasterChangedFrom(RedisServer old, int replicas) {
-        await("the sentinels name a new master with " + replicas + " replicas", () -> {
+        await("the sentinels name a new master with " + replicas + " replicas", REPLICAS_TIMEOUT, () -> {
             RedisServer now = master();
             if (now.equals(old)) {
                 return "still " + old;
@@ -164,7 +170,7 @@ public final class RedisSentinels implements AutoCloseable {
      * old master was restarted and the sentinels made it a replica of the new one.
      */
     public void awaitReplicas(int replicas) {
-        await("the master has " + replicas + " connected replicas", () -> {
+        await("the master has " + replicas + " connected replicas", REPLICAS_TIMEOUT, () -> {
             RedisServer now = master();
             String connected = Resp.infoField(call(now, "INFO", "replication"), "connected_slaves");
             return Integer.toString(replicas).equals(connected) ? null : now + " has " + connected + " replicas";
@@ -195,11 +201,16 @@ public final class RedisSentinels implements AutoCloseable {
 
     /** Polls until {@code problem} returns null; fails with its last answer after the timeout. */
     private void await(String what, Supplier<String> problem) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        await(what, TIMEOUT, problem);
+    }
+
+    /** Polls until {@code problem} returns null; fails with its last answer after {@code timeout}. */
+    private void await(String what, Duration timeout, Supplier<String> problem) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         String last = problem.get();
         while (last != null) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("gave up after " + TIMEOUT.toSeconds() + " s waiting until " + what
+                throw new IllegalStateException("gave up after " + timeout.toSeconds() + " s waiting until " + what
                         + ": " + last);
             }
             try {
