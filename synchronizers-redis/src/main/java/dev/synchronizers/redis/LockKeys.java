@@ -29,6 +29,14 @@ record LockKeys(String lock, String token, String queue, String places, String r
         return under(HashTag.base(prefix, "fairlock", name));
     }
 
+    /**
+     * The keys of a {@link Redlock}'s {@code lock(name)} on each of its nodes: apart from a
+     * single-server lock of the same name and prefix.
+     */
+    static LockKeys redlock(String prefix, String name) {
+        return under(HashTag.base(prefix, "redlock", name));
+    }
+
     /** The keys of {@code readWriteLock(name)}, shared by its two halves. */
     static LockKeys readWrite(String prefix, String name) {
         return under(HashTag.base(prefix, "rwlock", name));
@@ -46,7 +54,9 @@ record LockKeys(String lock, String token, String queue, String places, String r
      */
     String[] keysFor(Script script) {
         return switch (script) {
-            case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING, LOCK_HANDOVER -> new String[] {lock, token};
+            case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING, LOCK_HANDOVER, REDLOCK_SETTLE, REDLOCK_RENEW ->
+                    new String[] {lock, token};
+            case REDLOCK_FORCE_UNLOCK -> new String[] {lock, token, wakeups};
             case FAIR_LOCK_ACQUIRE -> new String[] {lock, token, queue, places};
             case LOCK_RELEASE, LOCK_GIVE_BACK -> new String[] {lock, wakeups};
             case FAIR_LOCK_RELEASE, FAIR_LOCK_LEAVE -> new String[] {lock, token, queue, places, wakeups};

@@ -597,14 +597,21 @@ public final class RedisSynchronizers implements Synchronizers {
                 return ClusterTopology.connect(clusterClient, clusterSeeds == null ? List.of() : clusterSeeds,
                         options.build(), commandTimeout);
             }
-            ClientOptions options = ClientOptions.builder()
-                    .autoReconnect(true)
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .replayFilter(command -> true)
-                    .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-                    .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build())
-                    .build();
-            return StandaloneTopology.connect(client, uri, options, commandTimeout);
+            return StandaloneTopology.connect(client, uri, standaloneOptions(commandTimeout), commandTimeout);
         }
+    }
+
+    /**
+     * The options of a Lettuce client created for one server (see the class comment): commands
+     * refused while disconnected, never replayed after a reconnect, bounded by {@code commandTimeout}.
+     */
+    static ClientOptions standaloneOptions(Duration commandTimeout) {
+        return ClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .replayFilter(command -> true)
+                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build())
+                .build();
     }
 }

@@ -62,7 +62,7 @@ class DistributedLockContractTest {
     @SynchronizerSpec
     void lock_sameNameFromFactory_sharesHolds(DistributedLock lock, SpecContext context) {
         lock.lock();
-        DistributedLock again = context.kind().create(context.client(), context.name());
+        DistributedLock again = context.lockAgain();
         assertTrue(again.isHeldByCurrentThread());
         again.unlock();
         assertFalse(lock.isHeldByCurrentThread());

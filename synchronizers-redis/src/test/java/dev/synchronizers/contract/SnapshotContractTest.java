@@ -21,6 +21,7 @@ import dev.synchronizers.fixture.LeakCheck;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.SpecContext;
 import dev.synchronizers.fixture.SynchronizerSpec;
+import dev.synchronizers.fixture.Topology;
 import dev.synchronizers.redis.RedisSynchronizers;
 import java.util.Arrays;
 import java.util.List;
@@ -44,7 +45,7 @@ class SnapshotContractTest {
 
     /** A lock nobody holds: no holders, nobody queued. */
     @ParameterizedTest
-    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK})
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK}, skipOn = Topology.REDLOCK)
     void snapshot_free_showsNoHolderAndNoQueue(DistributedLock lock, SpecContext context) {
         LockSnapshot snapshot = lock.snapshot();
 
@@ -61,7 +62,7 @@ class SnapshotContractTest {
      * the holder sees, a lease within the client's; the renewal is known only to the holder.
      */
     @ParameterizedTest
-    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK})
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK}, skipOn = Topology.REDLOCK)
     void snapshot_heldByAnotherClient_namesItsClientThreadTokenAndLease(DistributedLock lock, SpecContext context) {
         DistributedLock held = context.lockInOtherClient();
         held.lock();
@@ -91,7 +92,7 @@ class SnapshotContractTest {
 
     /** Waiters queued in Redis (fair lock, write lock) are counted across clients. */
     @ParameterizedTest
-    @SynchronizerSpec(kind = {Kind.FAIR_LOCK, Kind.WRITE_LOCK})
+    @SynchronizerSpec(kind = {Kind.FAIR_LOCK, Kind.WRITE_LOCK}, skipOn = Topology.REDLOCK)
     void getQueueLength_twoWaitersOfAnotherClient_countsTwo(DistributedLock lock, SpecContext context)
             throws Exception {
         lock.lock();
@@ -111,7 +112,7 @@ class SnapshotContractTest {
      * wait: another client counts that record; the waiters' own client counts its line.
      */
     @ParameterizedTest
-    @SynchronizerSpec(kind = Kind.LOCK)
+    @SynchronizerSpec(kind = Kind.LOCK, skipOn = Topology.REDLOCK)
     void getQueueLength_nonFairWaitersOfAnotherClient_countedByTheirRecordAndTheirOwnLine(DistributedLock lock,
             SpecContext context) throws Exception {
         lock.lock();
@@ -134,7 +135,7 @@ class SnapshotContractTest {
      * still wait, and another client counts them.
      */
     @ParameterizedTest
-    @SynchronizerSpec(kind = Kind.LOCK)
+    @SynchronizerSpec(kind = Kind.LOCK, skipOn = Topology.REDLOCK)
     void getQueueLength_nonFairWaitersBehindTheirOwnClientsHold_countedByAnotherClientOnceTheyPassItOn(
             DistributedLock lock, SpecContext context) throws Exception {
         DistributedLock theirs = context.lockInOtherClient();
@@ -166,7 +167,7 @@ class SnapshotContractTest {
      * plus a command's time), and no try renews it.
      */
     @ParameterizedTest
-    @SynchronizerSpec(kind = Kind.LOCK)
+    @SynchronizerSpec(kind = Kind.LOCK, skipOn = Topology.REDLOCK)
     void getQueueLength_nonFairWaiterOfAnotherClientGaveUp_notCountedOnceItsNextTryIsOverdue(DistributedLock lock,
             SpecContext context) throws Exception {
         DistributedLock theirs = context.lockInOtherClient();
@@ -194,7 +195,7 @@ class SnapshotContractTest {
 
     /** The read-write lock's picture: the writer, and a waiting writer and a waiting reader. */
     @ParameterizedTest
-    @SynchronizerSpec(kind = Kind.WRITE_LOCK)
+    @SynchronizerSpec(kind = Kind.WRITE_LOCK, skipOn = Topology.REDLOCK)
     void readWriteSnapshot_writerWithWaitingWriterAndReader_showsAll(DistributedLock write, SpecContext context)
             throws Exception {
         DistributedReadWriteLock readWrite = context.client().readWriteLock(context.name());
@@ -222,7 +223,7 @@ class SnapshotContractTest {
 
     /** Two readers of two clients: both listed, each with its own token; no writer. */
     @ParameterizedTest
-    @SynchronizerSpec(kind = Kind.READ_LOCK)
+    @SynchronizerSpec(kind = Kind.READ_LOCK, skipOn = Topology.REDLOCK)
     void readWriteSnapshot_twoReaders_listsBothWithTheirTokens(DistributedLock read, SpecContext context) {
         DistributedLock otherRead = context.lockInOtherClient();
         read.lock();
@@ -243,7 +244,7 @@ class SnapshotContractTest {
 
     /** The semaphore's picture: total, free, permits per client summed over its grants, waiters. */
     @ParameterizedTest
-    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    @SynchronizerSpec(kind = Kind.SEMAPHORE, skipOn = Topology.REDLOCK)
     void semaphoreSnapshot_permitsOfTwoClientsAndAWaiter_showsEach(DistributedSemaphore semaphore,
             SpecContext context) throws Exception {
         DistributedSemaphore other = context.inOtherClient();
@@ -278,7 +279,7 @@ class SnapshotContractTest {
 
     /** A closed client takes no snapshot. */
     @ParameterizedTest
-    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK})
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK}, skipOn = Topology.REDLOCK)
     void snapshot_clientClosed_throwsIllegalState(DistributedLock lock, SpecContext context) {
         DistributedReadWriteLock readWrite = context.client().readWriteLock(context.name());
         context.client().close();
@@ -290,7 +291,7 @@ class SnapshotContractTest {
 
     /** A semaphore never set: no permits, no holders, nobody waiting; and the snapshot writes nothing. */
     @ParameterizedTest
-    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    @SynchronizerSpec(kind = Kind.SEMAPHORE, skipOn = Topology.REDLOCK)
     void semaphoreSnapshot_neverSet_showsNothingAndWritesNothing(DistributedSemaphore semaphore,
             SpecContext context) {
         SemaphoreSnapshot seen = semaphore.snapshot();
@@ -305,7 +306,7 @@ class SnapshotContractTest {
 
     /** A closed client takes no snapshot of a semaphore either. */
     @ParameterizedTest
-    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    @SynchronizerSpec(kind = Kind.SEMAPHORE, skipOn = Topology.REDLOCK)
     void semaphoreSnapshot_clientClosed_throwsIllegalState(DistributedSemaphore semaphore, SpecContext context) {
         context.client().close();
         assertThrows(IllegalStateException.class, semaphore::snapshot);

@@ -27,4 +27,29 @@ public final class RedisInternals {
     public static void renewNow(Synchronizers synchronizers) {
         ((RedisSynchronizers) synchronizers).renewNow();
     }
+
+    /** Holds a Redlock client's node watchdogs track, summed over its nodes. */
+    public static int watchdogEntries(Redlock redlock) {
+        return redlock.watchdogEntries();
+    }
+
+    /** Channels a Redlock client's wake-up dispatcher has waiters on. */
+    public static int subscribedChannels(Redlock redlock) {
+        return redlock.subscribedChannels();
+    }
+
+    /** Follow-ups a Redlock client's node watchdogs still retry. */
+    public static int pendingRetries(Redlock redlock) {
+        return redlock.pendingRetries();
+    }
+
+    /** Runs one watchdog tick of every node of a Redlock client now. */
+    public static void renewNow(Redlock redlock) {
+        redlock.renewNow();
+    }
+
+    /** Lock objects a Redlock client's holds keep reachable. */
+    public static int pinnedCount(Redlock redlock) {
+        return redlock.pinnedCount();
+    }
 }

@@ -44,7 +44,10 @@ public enum Script {
     LATCH_DELETE("latch-delete.lua", 3, 1, ScriptOutputType.INTEGER),
     LOCK_SNAPSHOT("lock-snapshot.lua", 2, 0, ScriptOutputType.MULTI),
     RW_SNAPSHOT("rw-snapshot.lua", 5, 0, ScriptOutputType.MULTI),
-    SEMAPHORE_SNAPSHOT("semaphore-snapshot.lua", 4, 0, ScriptOutputType.MULTI);
+    SEMAPHORE_SNAPSHOT("semaphore-snapshot.lua", 4, 0, ScriptOutputType.MULTI),
+    REDLOCK_SETTLE("redlock-settle.lua", 2, 2, ScriptOutputType.INTEGER),
+    REDLOCK_RENEW("redlock-renew.lua", 2, 1, 2, ScriptOutputType.MULTI),
+    REDLOCK_FORCE_UNLOCK("redlock-force-unlock.lua", 3, 1, ScriptOutputType.INTEGER);
 
     /** The {@link #keys} of a batched script: it takes any number of items. */
     public static final int BATCHED = -1;

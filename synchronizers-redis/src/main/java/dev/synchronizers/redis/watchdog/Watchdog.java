@@ -59,7 +59,8 @@ public final class Watchdog implements AutoCloseable {
     private final long tickMillis;
     /**
      * How much earlier than strictly needed a lease that cannot be renewed is reported lost, for
-     * the scheduling jitter of ticks: a twentieth of the lease, at most 50 ms.
+     * the scheduling jitter of ticks (a twentieth of the lease, at most 50 ms) and for the drift of
+     * the servers' clocks where it is given.
      */
     private final long safetyNanos;
     private final Duration timeout;
@@ -99,12 +100,31 @@ public final class Watchdog implements AutoCloseable {
      */
     public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName,
             Recorder recorder, ToIntFunction<String> batchGroup) {
+        this(scripts, leaseMillis, timeout, threadName, recorder, batchGroup, Duration.ZERO);
+    }
+
+    /**
+     * Starts the watchdog thread, deciding a lease unrenewable {@code drift} earlier than it would
+     * otherwise: for leases whose end is judged against several servers' clocks (a Redlock's nodes),
+     * which may run faster than this one.
+     *
+     * @param scripts the registry that runs the renew scripts
+     * @param leaseMillis the lease every renewal sets; the tick is a third of it
+     * @param timeout the command timeout, for a tick's replies
+     * @param threadName the watchdog thread's name
+     * @param recorder where ticks and retries are counted
+     * @param batchGroup the group of a key: one renewal call takes items of one group only
+     * @param drift how much earlier than the local clock says a lease may run out in Redis
+     */
+    public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName,
+            Recorder recorder, ToIntFunction<String> batchGroup, Duration drift) {
         this.scripts = scripts;
         this.recorder = recorder;
         this.batchGroup = batchGroup;
         this.leaseMillis = leaseMillis;
         this.tickMillis = Math.max(1, leaseMillis / 3);
-        this.safetyNanos = Math.min(TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 20);
+        this.safetyNanos = Math.min(TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 20)
+                + drift.toNanos();
         this.timeout = timeout;
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread created = new Thread(runnable, threadName);
@@ -392,7 +412,7 @@ public final class Watchdog implements AutoCloseable {
         }
         for (int i = 0; i < batch.leases.size(); i++) {
             Lease lease = batch.leases.get(i);
-            if (((Long) renewed.get(i)) == 1L) {
+            if (((Long) renewed.get(i)) != 0L) { // 1: renewed; 2: taken back (redlock-renew.lua)
                 lease.renewedNanos = tickStart;
                 renewedAndFailed[0]++;
             } else {

@@ -1,0 +1,509 @@
+package dev.synchronizers.redis;
+
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.LoadingCache;
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LostHoldListener;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.metrics.MicrometerRecorder;
+import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.topology.StandaloneTopology;
+import dev.synchronizers.redis.wakeup.FanOutTransport;
+import dev.synchronizers.redis.wakeup.PubSubTransport;
+import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.watchdog.Watchdog;
+import io.lettuce.core.RedisURI;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * A client of a quorum lock over N independent Redis masters (Redlock): a lock is held while a
+ * majority of the nodes, {@code N/2 + 1}, hold it, so it keeps working while a minority of the
+ * nodes is down, paused or unreachable. The nodes are standalone servers with no replication
+ * between them; each keeps its own copy of every lock.
+ *
+ * <pre>{@code
+ * Redlock redlock = Redlock.create("redis://a:6379", "redis://b:6379", "redis://c:6379");
+ * DistributedLock lock = redlock.lock("order-42");
+ * lock.lock();
+ * try {
+ *     store.write(order, lock.fencingToken());
+ * } finally {
+ *     lock.unlock();
+ * }
+ * }</pre>
+ *
+ * <p>Each {@link #lock(String)} has the whole {@link DistributedLock} contract: reentrant,
+ * {@code tryLock} with and without a wait, fixed leases, a watchdog that renews leases on every
+ * node and reports a hold lost when fewer than a quorum of nodes still have it, fencing tokens, and
+ * {@code forceUnlock()}. How an acquisition works, what it costs, and when the guarantees fail (a
+ * node restarted without its data, clocks that jump, a holder paused past its validity) are in the
+ * project's topologies document; the fencing-token argument is in its semantics document.
+ *
+ * <ul>
+ *   <li><b>Acquire</b>: the lock script runs on every node at once. With grants from a quorum, the
+ *       acquirer takes the largest fencing token they proposed and writes it back to them (a second
+ *       round trip), and holds the lock if both round trips took less than the lease minus the
+ *       drift allowance ({@code lease × clockDriftFactor + 2 ms}). Otherwise it gives back what it
+ *       got, on every node including those whose reply did not come, and waits for a release (a
+ *       wake-up from any node) or a short random back-off.
+ *   <li><b>Renew</b>: one watchdog per node renews every hold of this client on that node each
+ *       third of the lease, in one batched call, and takes a hold back on a node that lost it
+ *       (restarted) where nobody else took the lock since.
+ *   <li><b>Release</b>: on every node at once; a node that is down is skipped (and retried while
+ *       the hold's lease lasts), as long as a quorum answers.
+ * </ul>
+ *
+ * <p>Fewer than a quorum of nodes answering makes any call throw
+ * {@link SynchronizerUnavailableException} within the command timeout, naming how many answered.
+ *
+ * <p>Thread-safe; create one per JVM and share it, and {@link #close()} it when done. Every node
+ * must be reachable when it is built. Clients that share lock names must use the same nodes, key
+ * prefix and lease.
+ */
+public final class Redlock implements AutoCloseable {
+
+    /** The fewest nodes: with two, a quorum is both, and one failure stops every lock. */
+    public static final int MIN_NODES = 3;
+
+    final String clientId;
+    final String keyPrefix;
+    final List<Node> nodes;
+    final int quorum;
+    final long leaseMillis;
+    final double clockDriftFactor;
+    final Duration timeout;
+    final WakeupDispatcher wakeups;
+    final LostHoldListeners listeners;
+    final Recorder metrics;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicLong attempts = new AtomicLong();
+    private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
+    private final LoadingCache<String, RedlockLock> locks;
+
+    /** One node: its connections, scripts and watchdog. */
+    record Node(int index, StandaloneTopology topology, ScriptRegistry scripts, Watchdog watchdog) {
+        String describe() {
+            return topology.describe();
+        }
+    }
+
+    private Redlock(Builder builder, List<RedisURI> uris) {
+        this.clientId = UUID.randomUUID().toString();
+        this.keyPrefix = builder.keyPrefix;
+        this.leaseMillis = builder.lease.toMillis();
+        this.clockDriftFactor = builder.clockDriftFactor;
+        this.timeout = builder.commandTimeout;
+        this.quorum = uris.size() / 2 + 1;
+        this.metrics = builder.meterRegistry == null
+                ? Recorder.NONE
+                : new MicrometerRecorder(builder.meterRegistry, builder.meterNameTag, clientId);
+        List<StandaloneTopology> connected = new ArrayList<>();
+        try {
+            for (RedisURI uri : uris) {
+                connected.add(StandaloneTopology.connect(null, uri, RedisSynchronizers.standaloneOptions(timeout), timeout));
+            }
+        } catch (RuntimeException e) {
+            connected.forEach(StandaloneTopology::close);
+            throw new SynchronizerUnavailableException("Redlock needs every node at start; " + e.getMessage(), e);
+        }
+        Duration drift = Duration.ofMillis(driftMillis(leaseMillis));
+        List<Node> built = new ArrayList<>();
+        List<PubSubTransport> transports = new ArrayList<>();
+        for (int i = 0; i < connected.size(); i++) {
+            StandaloneTopology topology = connected.get(i);
+            ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, timeout);
+            Watchdog watchdog = new Watchdog(scripts, leaseMillis, timeout,
+                    "synchronizers-redlock-" + clientId.substring(0, 8) + "-node" + i, metrics, topology::batchGroup, drift);
+            // Follow-ups that failed while the node was down go out as soon as it is back.
+            topology.onReconnect(watchdog::retryNow);
+            built.add(new Node(i, topology, scripts, watchdog));
+            transports.add(topology.pubSub());
+        }
+        this.nodes = List.copyOf(built);
+        Watchdog first = nodes.get(0).watchdog();
+        this.wakeups = new WakeupDispatcher(new FanOutTransport(transports), timeout, clientId + ":", metrics);
+        first.everyTick(wakeups::sweep);
+        first.everyTick(wakeups::checkHealth);
+        List<LostHoldListeners.Registration> registrations = new ArrayList<>();
+        for (LostHoldListeners.Registration registration : builder.listeners) {
+            registrations.add(registration.executor() != null
+                    ? registration
+                    : new LostHoldListeners.Registration(registration.listener(), first.executor()));
+        }
+        this.listeners = new LostHoldListeners(registrations, metrics);
+        metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
+        this.locks = Caffeine.newBuilder().weakValues().build(name -> new RedlockLock(name, this));
+    }
+
+    /**
+     * Creates a Redlock client of the nodes at {@code uris}, with the defaults: lease 30 s, clock
+     * drift factor 0.01, command timeout 5 s.
+     *
+     * @param uris one {@code redis://} URI per node, at least {@value #MIN_NODES}; an odd number
+     *     is recommended (an even one tolerates no more failures than one node fewer)
+     * @return the connected client
+     * @throws NullPointerException if {@code uris} or one of them is null
+     * @throws IllegalArgumentException if fewer than {@value #MIN_NODES} URIs are given, one is
+     *     given twice, or one is not a valid {@code redis://} or {@code rediss://} URI
+     * @throws SynchronizerUnavailableException if a node cannot be reached within the command timeout
+     */
+    public static Redlock create(String... uris) {
+        return builder().nodes(uris).build();
+    }
+
+    /**
+     * Returns a builder of a Redlock client.
+     *
+     * @return a new builder with the defaults
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Returns the reentrant, non-fair quorum lock called {@code name}. The same name returns the
+     * same lock object while it is in use. Makes no network call.
+     *
+     * @param name the lock's name, non-empty
+     * @return the lock
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if it is empty
+     * @throws IllegalStateException if this client is closed
+     */
+    public DistributedLock lock(String name) {
+        Objects.requireNonNull(name, "name must not be null");
+        if (name.isEmpty()) {
+            throw new IllegalArgumentException("name must not be empty");
+        }
+        checkOpen();
+        return locks.get(name);
+    }
+
+    /**
+     * Returns how many nodes must hold a lock for it to be held: {@code N/2 + 1}.
+     *
+     * @return the quorum
+     */
+    public int quorum() {
+        return quorum;
+    }
+
+    /**
+     * Returns the number of nodes.
+     *
+     * @return N
+     */
+    public int nodeCount() {
+        return nodes.size();
+    }
+
+    /**
+     * Returns this client's id, the first part of its owners' names in Redis and of its holders in
+     * snapshots.
+     *
+     * @return a random UUID, fixed for the client's life
+     */
+    public String clientId() {
+        return clientId;
+    }
+
+    /**
+     * Closes the client: the watchdogs stop, and holds still open expire with their lease on each
+     * node. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        wakeups.close();
+        for (Node node : nodes) {
+            node.watchdog().close();
+        }
+        for (Node node : nodes) {
+            node.topology().close();
+        }
+        metrics.close();
+    }
+
+    @Override
+    public String toString() {
+        return "Redlock[" + clientId + ", " + nodes.size() + " nodes, quorum " + quorum + "]";
+    }
+
+    /* --------------- shared with the locks --------------- */
+
+    /** How much earlier than the local clock says a lease of {@code millis} may end on some node. */
+    long driftMillis(long millis) {
+        return (long) Math.ceil(millis * clockDriftFactor) + 2;
+    }
+
+    /** The owner string of one acquisition attempt of the current thread: unique in this client. */
+    String newAttemptOwner() {
+        return clientId + ":" + Machinery.currentThreadId() + ":" + attempts.incrementAndGet();
+    }
+
+    void pin(Object lock) {
+        pinned.merge(lock, 1, Integer::sum);
+    }
+
+    void unpin(Object lock) {
+        pinned.computeIfPresent(lock, (key, count) -> count == 1 ? null : count - 1);
+    }
+
+    /** How many lock objects holds keep reachable, for leak checks. */
+    int pinnedCount() {
+        return pinned.size();
+    }
+
+    /** Holds the nodes' watchdogs track, summed over the nodes: one lease per node per hold. */
+    int watchdogEntries() {
+        return nodes.stream().mapToInt(node -> node.watchdog().registered()).sum();
+    }
+
+    /** Follow-ups (releases, give-backs) the nodes' watchdogs still retry. */
+    int pendingRetries() {
+        return nodes.stream().mapToInt(node -> node.watchdog().pendingRetries()).sum();
+    }
+
+    /** Channels with local waiters. */
+    int subscribedChannels() {
+        return wakeups.subscribedChannels();
+    }
+
+    /** Runs one watchdog tick of every node now, for tests. */
+    void renewNow() {
+        nodes.forEach(node -> node.watchdog().tick());
+    }
+
+    void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("this Redlock is closed");
+        }
+    }
+
+    /** A builder of a {@link Redlock} client. Not thread-safe. */
+    public static final class Builder {
+        private List<String> uris;
+        private String keyPrefix = "sync";
+        private Duration lease = Duration.ofSeconds(30);
+        private double clockDriftFactor = 0.01;
+        private Duration commandTimeout = Duration.ofSeconds(5);
+        private final List<LostHoldListeners.Registration> listeners = new ArrayList<>();
+        /** A MeterRegistry, typed Object so that Micrometer is loaded only when one is given. */
+        private Object meterRegistry;
+        private Function<String, String> meterNameTag;
+
+        private Builder() {
+        }
+
+        /**
+         * Sets the nodes: independent Redis masters, not replicas of one another.
+         *
+         * @param uris one {@code redis://} or {@code rediss://} URI per node, at least
+         *     {@value #MIN_NODES}, each once
+         * @return this builder
+         * @throws NullPointerException if {@code uris} or one of them is null
+         * @throws IllegalArgumentException if fewer than {@value #MIN_NODES} are given, one is given
+         *     twice, or one is not a valid {@code redis://} or {@code rediss://} URI
+         */
+        public Builder nodes(String... uris) {
+            Objects.requireNonNull(uris, "nodes must not be null");
+            if (uris.length < MIN_NODES) {
+                throw new IllegalArgumentException("nodes: a Redlock needs at least " + MIN_NODES + " nodes, got "
+                        + uris.length);
+            }
+            Set<String> seen = new HashSet<>();
+            for (String uri : uris) {
+                Objects.requireNonNull(uri, "nodes must not contain null");
+                RedisURI parsed;
+                try {
+                    parsed = RedisURI.create(uri);
+                } catch (RuntimeException e) {
+                    throw new IllegalArgumentException("nodes: not a valid Redis URI: " + uri, e);
+                }
+                if (!parsed.getSentinels().isEmpty() || parsed.getSocket() != null) {
+                    throw new IllegalArgumentException("nodes: each node must be a redis:// or rediss:// server: " + uri);
+                }
+                if (!seen.add(parsed.getHost() + ":" + parsed.getPort())) {
+                    throw new IllegalArgumentException("nodes: " + parsed.getHost() + ":" + parsed.getPort()
+                            + " is given twice");
+                }
+            }
+            this.uris = List.of(uris);
+            return this;
+        }
+
+        /**
+         * Sets the prefix of every key and channel. Clients coordinate only if they use the same prefix.
+         *
+         * @param keyPrefix the prefix, non-empty, without '{' or '}'; default {@code "sync"}
+         * @return this builder
+         * @throws NullPointerException if {@code keyPrefix} is null
+         * @throws IllegalArgumentException if it is empty or contains '{' or '}'
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            Objects.requireNonNull(keyPrefix, "keyPrefix must not be null");
+            if (keyPrefix.isEmpty() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+                throw new IllegalArgumentException("keyPrefix must be non-empty and free of '{' and '}': \"" + keyPrefix + "\"");
+            }
+            this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /**
+         * Sets the lease of holds taken without a lease time, renewed on every node every third of
+         * it. It bounds how long a dead holder keeps the lock, and every acquisition must finish
+         * within it (less the drift allowance).
+         *
+         * @param lease the lease, at least 30 ms; default 30 s
+         * @return this builder
+         * @throws NullPointerException if {@code lease} is null
+         * @throws IllegalArgumentException if it is shorter than 30 ms
+         */
+        public Builder lease(Duration lease) {
+            Objects.requireNonNull(lease, "lease must not be null");
+            if (lease.toMillis() < 30) {
+                throw new IllegalArgumentException("lease must be at least 30 ms: " + lease.toMillis() + " ms");
+            }
+            this.lease = lease;
+            return this;
+        }
+
+        /**
+         * Sets how much faster than this JVM's clock a node's clock may run, as a fraction: a hold
+         * counts as valid for {@code lease × (1 - clockDriftFactor) - 2 ms} after its acquisition
+         * was sent (and after each renewal), never longer.
+         *
+         * @param clockDriftFactor the factor, at least 0 and below 0.5; default 0.01
+         * @return this builder
+         * @throws IllegalArgumentException if it is outside that range or not a number
+         */
+        public Builder clockDriftFactor(double clockDriftFactor) {
+            if (!(clockDriftFactor >= 0 && clockDriftFactor < 0.5)) {
+                throw new IllegalArgumentException("clockDriftFactor must be >= 0 and < 0.5: " + clockDriftFactor);
+            }
+            this.clockDriftFactor = clockDriftFactor;
+            return this;
+        }
+
+        /**
+         * Sets how long any call waits for the nodes (and for each connection at start-up) before
+         * it throws {@link SynchronizerUnavailableException}.
+         *
+         * @param commandTimeout the timeout, positive; default 5 s
+         * @return this builder
+         * @throws NullPointerException if {@code commandTimeout} is null
+         * @throws IllegalArgumentException if it is not positive
+         */
+        public Builder commandTimeout(Duration commandTimeout) {
+            Objects.requireNonNull(commandTimeout, "commandTimeout must not be null");
+            if (commandTimeout.isNegative() || commandTimeout.isZero()) {
+                throw new IllegalArgumentException("commandTimeout must be > 0: " + commandTimeout);
+            }
+            this.commandTimeout = commandTimeout;
+            return this;
+        }
+
+        /**
+         * Adds a listener told of every hold this client loses, run on a watchdog thread: it must
+         * be quick and must not block.
+         *
+         * @param listener the listener
+         * @return this builder
+         * @throws NullPointerException if {@code listener} is null
+         */
+        public Builder lostHoldListener(LostHoldListener listener) {
+            Objects.requireNonNull(listener, "listener must not be null");
+            listeners.add(new LostHoldListeners.Registration(listener, null));
+            return this;
+        }
+
+        /**
+         * Adds a listener told of every hold this client loses, run on {@code executor}.
+         *
+         * @param listener the listener
+         * @param executor where the listener runs
+         * @return this builder
+         * @throws NullPointerException if either is null
+         */
+        public Builder lostHoldListener(LostHoldListener listener, Executor executor) {
+            Objects.requireNonNull(listener, "listener must not be null");
+            Objects.requireNonNull(executor, "executor must not be null");
+            listeners.add(new LostHoldListeners.Registration(listener, executor));
+            return this;
+        }
+
+        /**
+         * Records this client's metrics in {@code registry}, as
+         * {@link RedisSynchronizers.Builder#meterRegistry} does (kind {@code redlock}; the
+         * watchdog and script meters add up over the nodes).
+         *
+         * @param registry where to record
+         * @return this builder
+         * @throws NullPointerException if {@code registry} is null
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry must not be null");
+            return this;
+        }
+
+        /**
+         * Adds a bounded {@code name} tag to the per-lock meters, as
+         * {@link RedisSynchronizers.Builder#meterNameTag} does.
+         *
+         * @param nameTag maps a lock's name to a bounded tag value
+         * @return this builder
+         * @throws NullPointerException if {@code nameTag} is null
+         */
+        public Builder meterNameTag(Function<String, String> nameTag) {
+            this.meterNameTag = Objects.requireNonNull(nameTag, "nameTag must not be null");
+            return this;
+        }
+
+        /**
+         * Connects to every node and returns the client.
+         *
+         * @return the connected client
+         * @throws IllegalStateException if no nodes were given, the drift allowance leaves no
+         *     validity ({@code lease × clockDriftFactor + 2 ms} at least half the lease), or a
+         *     {@link #meterNameTag} is set without a {@link #meterRegistry}
+         * @throws SynchronizerUnavailableException if a node cannot be reached within the command
+         *     timeout; nothing stays connected then
+         */
+        public Redlock build() {
+            if (uris == null) {
+                throw new IllegalStateException("no nodes: call nodes(...)");
+            }
+            long leaseMillis = lease.toMillis();
+            if ((long) Math.ceil(leaseMillis * clockDriftFactor) + 2 >= leaseMillis / 2) {
+                throw new IllegalStateException("the drift allowance (lease × clockDriftFactor + 2 ms) must be under half"
+                        + " the lease: lease " + leaseMillis + " ms, clockDriftFactor " + clockDriftFactor);
+            }
+            if (meterNameTag != null && meterRegistry == null) {
+                throw new IllegalStateException("meterNameTag is set but meterRegistry is not: call meterRegistry(...)");
+            }
+            List<RedisURI> parsed = new ArrayList<>();
+            for (String uri : uris) {
+                RedisURI node = RedisURI.create(uri);
+                node.setTimeout(commandTimeout);
+                parsed.add(node);
+            }
+            return new Redlock(this, parsed);
+        }
+    }
+}

@@ -1,0 +1,952 @@
+package dev.synchronizers.redis;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LockSnapshot;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.metrics.SynchronizerMeters;
+import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.support.Replies;
+import dev.synchronizers.redis.watchdog.Watchdog;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+
+/**
+ * A {@link Redlock}'s lock: held while a quorum of its nodes hold it. See {@link Redlock} for the
+ * protocol and the project's semantics document for why its fencing tokens increase.
+ *
+ * <p>Reentrancy is counted in this JVM, as for the single-server lock; only a fresh acquisition
+ * (hold count 0 to 1) goes to the nodes. Every attempt has an owner string of its own
+ * ({@code <client-id>:<thread-id>:<attempt>}), so a give-back or release by owner can never end
+ * another acquisition's hold, whatever order late replies and retries arrive in. This client's
+ * waiters queue locally, and only the first of them asks the nodes.
+ */
+final class RedlockLock implements DistributedLock {
+
+    static final String KIND = "redlock";
+
+    private static final long MAX_LEASE_MILLIS = TimeUnit.DAYS.toMillis(3650);
+    /** The longest random back-off after an attempt that got some grants but not a quorum. */
+    private static final int MAX_BACKOFF_MILLIS = 30;
+
+    private final String name;
+    private final LockKeys keys;
+    private final Redlock redlock;
+    private final Acquirer acquirer;
+    private final SynchronizerMeters meters;
+    /** thread id -> its hold: a hold stays here after it is lost, until its thread unlocks or re-enters. */
+    private final Map<Long, Hold> holds = new ConcurrentHashMap<>();
+
+    RedlockLock(String name, Redlock redlock) {
+        this.name = name;
+        this.redlock = redlock;
+        this.keys = LockKeys.redlock(redlock.keyPrefix, name);
+        this.meters = redlock.metrics.synchronizer(KIND, name);
+        this.acquirer = new Acquirer(redlock.wakeups, keys.wakeups(), redlock.leaseMillis, true, redlock::checkOpen,
+                meters);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /* --------------- acquire --------------- */
+
+    @Override
+    public void lock() {
+        acquireUninterruptibly(0);
+    }
+
+    @Override
+    public void lock(long leaseTime, TimeUnit unit) {
+        acquireUninterruptibly(leaseMillis(leaseTime, unit));
+    }
+
+    @Override
+    public void lockInterruptibly() throws InterruptedException {
+        acquire(Acquirer.FOREVER, true, 0);
+    }
+
+    @Override
+    public boolean tryLock() {
+        try {
+            return acquire(0, false, 0);
+        } catch (InterruptedException e) {
+            throw new AssertionError("a single attempt does not wait", e);
+        }
+    }
+
+    @Override
+    public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        Objects.requireNonNull(unit, "unit");
+        return acquire(unit.toNanos(time), true, 0);
+    }
+
+    @Override
+    public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
+        long leaseMillis = leaseMillis(leaseTime, unit);
+        return acquire(unit.toNanos(waitTime), true, leaseMillis);
+    }
+
+    private void acquireUninterruptibly(long fixedLeaseMillis) {
+        try {
+            acquire(Acquirer.FOREVER, false, fixedLeaseMillis);
+        } catch (InterruptedException e) {
+            throw new AssertionError("an uninterruptible wait threw InterruptedException", e);
+        }
+    }
+
+    private boolean acquire(long timeoutNanos, boolean interruptible, long fixedLeaseMillis) throws InterruptedException {
+        if (interruptible && Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        long threadId = Machinery.currentThreadId();
+        Hold held = holds.get(threadId);
+        if (held != null && held.endedBecause() == LostHold.Cause.LEASE_EXPIRED) {
+            // The fixed lease the caller chose is over: the hold has ended, so this is a fresh start.
+            if (held.end(null)) {
+                endNodeLeases(held);
+            }
+            forget(threadId, held);
+            held = null;
+        }
+        if (held != null) {
+            LostHold.Cause ended = held.endedBecause();
+            if (ended != null) {
+                throw lost(ended, "cannot re-enter");
+            }
+            if (held.count == Integer.MAX_VALUE) {
+                throw new Error("Maximum lock count exceeded");
+            }
+            held.count++;
+            return true;
+        }
+        redlock.checkOpen();
+        return meters.timed(() -> acquireOnNodes(threadId, timeoutNanos, interruptible, fixedLeaseMillis));
+    }
+
+    /** Waits for a quorum of the nodes and books the hold. */
+    private boolean acquireOnNodes(long threadId, long timeoutNanos, boolean interruptible, long fixedLeaseMillis)
+            throws InterruptedException {
+        Waiter waiter = new Waiter(fixedLeaseMillis);
+        String threadOwner = redlock.clientId + ":" + threadId;
+        Attempt attempt = acquirer.acquire(waiter, threadOwner, timeoutNanos, interruptible);
+        if (!attempt.acquired()) {
+            return false;
+        }
+        Won won = waiter.won;
+        Hold hold = new Hold(threadId, won.owner, won.token, fixedLeaseMillis, won.sentNanos, meters.holdStarted(),
+                redlock.nodes.size());
+        // Pinned before any watchdog knows it, so that its end, however soon, finds it pinned.
+        redlock.pin(this);
+        holds.put(threadId, hold);
+        hold.books.lock();
+        try {
+            long staleSince = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis) - 1;
+            for (Redlock.Node node : redlock.nodes) {
+                int index = node.index();
+                if (hold.fixed()) {
+                    // A fixed lease is not renewed: only the nodes that granted it hold it, and each
+                    // node's watchdog reports its end, less the drift allowance.
+                    if (won.granted[index]) {
+                        long millis = Math.max(1, fixedLeaseMillis - redlock.driftMillis(fixedLeaseMillis));
+                        hold.leases[index] = node.watchdog().register(Script.REDLOCK_RENEW,
+                                keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(), millis, won.sentNanos,
+                                cause -> nodeLost(hold, index, cause));
+                    }
+                } else {
+                    // Every node is renewed, and one that did not grant counts once a renewal took it
+                    // (its grant arrived late, or it was free again): its lease starts expired.
+                    hold.leases[index] = node.watchdog().register(Script.REDLOCK_RENEW,
+                            keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(), 0,
+                            won.granted[index] ? won.sentNanos : staleSince, cause -> nodeLost(hold, index, cause));
+                }
+            }
+        } finally {
+            hold.books.unlock();
+        }
+        return true;
+    }
+
+    /** One waiter's attempts: each one a quorum round on every node. */
+    private final class Waiter implements Acquirer.Step {
+        private final long fixedLeaseMillis;
+        /** The winning attempt, set by the attempt that acquired. */
+        private Won won;
+
+        Waiter(long fixedLeaseMillis) {
+            this.fixedLeaseMillis = fixedLeaseMillis;
+        }
+
+        @Override
+        public Attempt attempt(boolean subscribed) {
+            return tryNodes(subscribed, fixedLeaseMillis, this);
+        }
+
+        @Override
+        public boolean heldLocally() {
+            for (Hold hold : holds.values()) {
+                if (hold.endedBecause() == null) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /** What the winning attempt got: its owner, token, when it was sent and which nodes granted it. */
+    private record Won(String owner, long token, long sentNanos, boolean[] granted) {
+    }
+
+    /**
+     * One attempt: the lock script on every node, then, with grants from a quorum, the settled
+     * token written back to them. Whatever does not end in a hold is given back on every node that
+     * did not refuse, including those whose reply did not come.
+     *
+     * @throws SynchronizerUnavailableException if fewer than a quorum of nodes answered
+     */
+    private Attempt tryNodes(boolean subscribed, long fixedLeaseMillis, Waiter waiter) {
+        List<Redlock.Node> nodes = redlock.nodes;
+        int quorum = redlock.quorum;
+        long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : redlock.leaseMillis;
+        long validNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis - redlock.driftMillis(leaseMillis));
+        String owner = redlock.newAttemptOwner();
+        Script script = subscribed ? Script.LOCK_ACQUIRE_WAITING : Script.LOCK_ACQUIRE;
+        String[] args = subscribed
+                ? new String[] {owner, Long.toString(leaseMillis), Integer.toString(Math.max(1, acquirer.localWaiters())),
+                        Long.toString(redlock.timeout.toMillis())}
+                : new String[] {owner, Long.toString(leaseMillis)};
+        long sent = System.nanoTime();
+        Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum, reply -> (Long) reply.get(0) == 1L);
+        for (Redlock.Node node : nodes) {
+            grants.watch(node.index(), node.scripts().run(script, keys.keysFor(script), args));
+        }
+        grants.await(sent + redlock.timeout.toNanos());
+        if (grants.yes() < quorum) {
+            giveBack(owner, grants, leaseMillis);
+            if (grants.answered() < quorum) {
+                throw unavailable("acquire", grants);
+            }
+            return new Attempt(false, -1, backOff(grants), sent);
+        }
+        long token = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            if (grants.isYes(i)) {
+                token = Math.max(token, (Long) grants.reply(i).get(1));
+            }
+        }
+        // Written back to every node that may hold the grant, except those that proposed the token
+        // and so know it already; the hold counts only once a quorum knows it.
+        boolean[] knows = new boolean[nodes.size()];
+        int knowing = 0;
+        Tally<Long> settled = new Tally<>(nodes.size(), quorum, reply -> reply == 1L);
+        for (Redlock.Node node : nodes) {
+            int i = node.index();
+            if (grants.isYes(i) && (Long) grants.reply(i).get(1) == token) {
+                knows[i] = true;
+                knowing++;
+                settled.skip(i, true);
+            } else if (grants.isYes(i) || grants.isPending(i)) {
+                settled.watch(i, node.scripts().run(Script.REDLOCK_SETTLE, keys.keysFor(Script.REDLOCK_SETTLE),
+                        owner, Long.toString(token)));
+            } else {
+                settled.skip(i, false);
+            }
+        }
+        if (knowing < quorum) {
+            settled.await(Math.min(sent + redlock.timeout.toNanos(), sent + validNanos));
+        }
+        long elapsed = System.nanoTime() - sent;
+        if (settled.yes() < quorum || elapsed >= validNanos) {
+            // Too slow, or the write-back did not reach a quorum: not a hold whose token is safe.
+            giveBack(owner, grants, leaseMillis);
+            return new Attempt(false, -1, backOff(grants), sent);
+        }
+        boolean[] granted = new boolean[nodes.size()];
+        for (int i = 0; i < granted.length; i++) {
+            granted[i] = grants.isYes(i);
+        }
+        waiter.won = new Won(owner, token, sent, granted);
+        return new Attempt(true, token, 0, sent);
+    }
+
+    /**
+     * How long a failed attempt sleeps unless woken: until the earliest holder's lease on a node
+     * that refused can run out, and only a short random back-off if this attempt itself held some
+     * nodes (two acquirers that split the nodes must not meet again at once).
+     */
+    private long backOff(Tally<List<Object>> grants) {
+        long ttl = -1;
+        for (int i = 0; i < redlock.nodes.size(); i++) {
+            if (grants.isNo(i)) {
+                long pttl = (Long) grants.reply(i).get(1);
+                if (pttl >= 0) {
+                    ttl = ttl < 0 ? pttl : Math.min(ttl, pttl);
+                }
+            }
+        }
+        if (grants.yes() > 0 || grants.answered() < redlock.quorum) {
+            long random = 1 + ThreadLocalRandom.current().nextInt(MAX_BACKOFF_MILLIS);
+            ttl = ttl < 0 ? random : Math.min(ttl, random);
+        }
+        return ttl;
+    }
+
+    /**
+     * Gives back an attempt's grants on every node that did not refuse it: those that granted, and
+     * those whose reply did not come (a late grant is ended by the give-back, which runs after it on
+     * the same connection). A node that cannot be told now is retried while the lease lasts.
+     */
+    private void giveBack(String owner, Tally<?> sent, long leaseMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        for (Redlock.Node node : redlock.nodes) {
+            if (!sent.isNo(node.index())) {
+                redlock.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
+                sendRetried(node, "give back " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner), deadline);
+            }
+        }
+    }
+
+    private CompletionStage<Long> giveBackCommand(Redlock.Node node, String owner) {
+        return node.scripts().run(Script.LOCK_GIVE_BACK, keys.keysFor(Script.LOCK_GIVE_BACK), owner);
+    }
+
+    /** Sends a follow-up; if the node does not take it, its watchdog retries it until {@code deadline}. */
+    private static void sendRetried(Redlock.Node node, String what, java.util.function.Supplier<CompletionStage<?>> command,
+            long deadline) {
+        command.get().whenComplete((reply, failure) -> {
+            if (failure != null) {
+                node.watchdog().retryUntil(what, command, deadline);
+            }
+        });
+    }
+
+    /* --------------- losing a hold --------------- */
+
+    /**
+     * Told by node {@code index}'s watchdog, on its thread, that the hold's lease there ended other
+     * than by unlock(). The hold stays held while a quorum of nodes renewed it within their lease
+     * less the drift allowance; a node whose renewals failed is registered again, starting
+     * expired, so that a later renewal takes it back when it is reachable again. Below a quorum,
+     * the hold is lost: every node's lease ends, its owner is told, and what nodes still have of it
+     * is given back so that others need not wait for it to run out.
+     */
+    private void nodeLost(Hold hold, int index, LostHold.Cause cause) {
+        hold.books.lock();
+        try {
+            if (hold.state != null) {
+                return;
+            }
+            if (cause == LostHold.Cause.GONE || cause == LostHold.Cause.UNRENEWABLE) {
+                long now = System.nanoTime();
+                long validNanos = TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis - redlock.driftMillis(redlock.leaseMillis));
+                int valid = 0;
+                for (int i = 0; i < hold.leases.length; i++) {
+                    Watchdog.Lease lease = hold.leases[i];
+                    if (i != index && lease != null && lease.endedBecause() == null
+                            && now - lease.renewedNanos() < validNanos) {
+                        valid++;
+                    }
+                }
+                if (valid >= redlock.quorum) {
+                    if (cause == LostHold.Cause.UNRENEWABLE && !hold.fixed()) {
+                        Redlock.Node node = redlock.nodes.get(index);
+                        hold.leases[index] = node.watchdog().registerForClient(Script.REDLOCK_RENEW,
+                                keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(),
+                                now - TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis) - 1,
+                                again -> nodeLost(hold, index, again));
+                    } else {
+                        hold.leases[index] = null;
+                    }
+                    return;
+                }
+            }
+            hold.state = cause;
+        } finally {
+            hold.books.unlock();
+        }
+        endNodeLeases(hold);
+        redlock.listeners.report(new LostHold(name, KIND, hold.threadId, hold.token, cause));
+        if (cause == LostHold.Cause.ABANDONED) {
+            forget(hold.threadId, hold);
+        } else {
+            unpin(hold, false);
+        }
+        if (cause == LostHold.Cause.GONE || cause == LostHold.Cause.UNRENEWABLE) {
+            releaseQuietly(hold);
+        }
+        acquirer.wakeHead();
+    }
+
+    /** Ends the hold's lease on every node's watchdog; only after the hold's state is set. */
+    private void endNodeLeases(Hold hold) {
+        for (int i = 0; i < hold.leases.length; i++) {
+            Watchdog.Lease lease = hold.leases[i];
+            if (lease != null) {
+                redlock.nodes.get(i).watchdog().unregister(lease);
+            }
+        }
+    }
+
+    /** Ends, on every node that still has it, a hold that is no longer held; no retries. */
+    private void releaseQuietly(Hold hold) {
+        for (Redlock.Node node : redlock.nodes) {
+            giveBackCommand(node, hold.owner);
+        }
+    }
+
+    private void forget(long threadId, Hold hold) {
+        holds.remove(threadId, hold);
+        unpin(hold, false);
+    }
+
+    private void unpin(Hold hold, boolean released) {
+        if (hold.pinned.compareAndSet(true, false)) {
+            redlock.unpin(this);
+            meters.holdEnded(hold.metric, released);
+        }
+    }
+
+    /* --------------- release --------------- */
+
+    @Override
+    public void unlock() {
+        long threadId = Machinery.currentThreadId();
+        Hold held = holds.get(threadId);
+        if (held == null) {
+            throw new IllegalMonitorStateException(KIND + " '" + name
+                    + "': unlock() by a thread that does not hold it (never taken or already released)");
+        }
+        if (held.count > 1) {
+            held.count--;
+            LostHold.Cause ended = held.endedBecause();
+            if (ended != null) {
+                throw lost(ended, "unlock()");
+            }
+            return;
+        }
+        holds.remove(threadId, held);
+        boolean active = held.end(null);
+        endNodeLeases(held);
+        unpin(held, active && held.endedBecause() == null);
+        if (!active) {
+            acquirer.wakeHead();
+            LostHold.Cause cause = held.state instanceof LostHold.Cause known ? known : LostHold.Cause.GONE;
+            throw lost(cause, "unlock()");
+        }
+        redlock.checkOpen();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(held.fixed() ? held.fixedMillis : redlock.leaseMillis);
+        Tally<Long> released = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> reply == 1L);
+        for (Redlock.Node node : redlock.nodes) {
+            CompletionStage<Long> reply = giveBackCommand(node, held.owner);
+            released.watch(node.index(), reply);
+            // A node that cannot be told now is told when it is back, while the lease lasts.
+            reply.whenComplete((ok, failure) -> {
+                if (failure != null) {
+                    redlock.metrics.followUp(Recorder.FollowUp.RETRY);
+                    node.watchdog().retryUntil("release of " + KIND + " '" + name + "'",
+                            () -> giveBackCommand(node, held.owner), deadline);
+                }
+            });
+        }
+        released.await(System.nanoTime() + redlock.timeout.toNanos());
+        acquirer.wakeHead();
+        if (released.yes() >= redlock.quorum) {
+            return;
+        }
+        if (released.yes() + released.unanswered() >= redlock.quorum) {
+            throw unavailable("release (the hold was dropped locally; the release is retried on every node until its"
+                    + " lease ends)", released);
+        }
+        // A quorum answered, and fewer than a quorum still had the hold: it was lost before unlock().
+        LostHold.Cause cause = held.fixed() && held.expiredByClock() ? LostHold.Cause.LEASE_EXPIRED : LostHold.Cause.GONE;
+        redlock.listeners.report(new LostHold(name, KIND, threadId, held.token, cause));
+        throw lost(cause, "unlock()");
+    }
+
+    @Override
+    public boolean forceUnlock() {
+        redlock.checkOpen();
+        // Only holds taken before the force can be its victims.
+        List<Hold> before = List.copyOf(holds.values());
+        Tally<Long> released = new Tally<>(redlock.nodes.size(), redlock.nodes.size(), reply -> reply == 1L);
+        String fence = Long.toString(2 * redlock.leaseMillis);
+        for (Redlock.Node node : redlock.nodes) {
+            released.watch(node.index(), node.scripts().run(Script.REDLOCK_FORCE_UNLOCK,
+                    keys.keysFor(Script.REDLOCK_FORCE_UNLOCK), fence));
+        }
+        released.await(System.nanoTime() + redlock.timeout.toNanos());
+        if (released.answered() < redlock.quorum) {
+            throw unavailable("force-unlock", released);
+        }
+        // This client's own holders learn at once; other clients' at their watchdogs' next ticks.
+        for (Hold held : before) {
+            held.books.lock();
+            boolean ended;
+            try {
+                ended = held.state == null;
+                if (ended) {
+                    held.state = LostHold.Cause.GONE;
+                }
+            } finally {
+                held.books.unlock();
+            }
+            if (ended) {
+                endNodeLeases(held);
+                redlock.listeners.report(new LostHold(name, KIND, held.threadId, held.token, LostHold.Cause.GONE));
+                unpin(held, false);
+            }
+        }
+        acquirer.wakeHead();
+        return released.yes() > 0;
+    }
+
+    /* --------------- queries --------------- */
+
+    /** Locked when a quorum of the nodes have the lock's key; one round trip to every node. */
+    @Override
+    public boolean isLocked() {
+        redlock.checkOpen();
+        Tally<Long> exists = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> reply == 1L);
+        for (Redlock.Node node : redlock.nodes) {
+            exists.watch(node.index(), node.topology().commands().exists(keys.lock()));
+        }
+        exists.await(System.nanoTime() + redlock.timeout.toNanos());
+        if (exists.yes() >= redlock.quorum) {
+            return true;
+        }
+        if (exists.answered() < redlock.quorum) {
+            throw unavailable("query", exists);
+        }
+        return false;
+    }
+
+    @Override
+    public int getQueueLength() {
+        return snapshot().queueLength();
+    }
+
+    @Override
+    public boolean hasQueuedThreads() {
+        return getQueueLength() > 0;
+    }
+
+    /**
+     * One read-only script call on every node: the holders are the acquisitions a quorum of the
+     * answering nodes have, each with the largest token and the lease a quorum still has; the queue
+     * is the largest count any node has of other clients' waiters, plus this client's.
+     */
+    @Override
+    public LockSnapshot snapshot() {
+        redlock.checkOpen();
+        Tally<List<Object>> pictures = new Tally<>(redlock.nodes.size(), redlock.nodes.size(), reply -> true);
+        for (Redlock.Node node : redlock.nodes) {
+            pictures.watch(node.index(), node.scripts().run(Script.LOCK_SNAPSHOT, keys.keysFor(Script.LOCK_SNAPSHOT)));
+        }
+        pictures.await(System.nanoTime() + redlock.timeout.toNanos());
+        if (pictures.answered() < redlock.quorum) {
+            throw unavailable("snapshot", pictures);
+        }
+        Map<String, Long> tokens = new HashMap<>();
+        Map<String, List<Long>> leases = new HashMap<>();
+        long queued = 0;
+        for (int i = 0; i < redlock.nodes.size(); i++) {
+            if (!pictures.isYes(i)) {
+                continue;
+            }
+            List<Object> reply = pictures.reply(i);
+            long pttl = (Long) reply.get(0);
+            List<?> owners = (List<?>) reply.get(2);
+            for (int f = 0; f + 1 < owners.size(); f += 2) {
+                String owner = (String) owners.get(f);
+                long token = Long.parseLong((String) owners.get(f + 1));
+                tokens.merge(owner, token, Math::max);
+                leases.computeIfAbsent(owner, o -> new ArrayList<>()).add(pttl < 0 ? -1 : pttl);
+            }
+            long others = 0;
+            List<?> waiting = (List<?>) reply.get(3);
+            for (int w = 0; w + 1 < waiting.size(); w += 2) {
+                String client = (String) waiting.get(w);
+                if (!client.equals(redlock.clientId) && !client.startsWith(redlock.clientId + ":")) {
+                    others += (Long) waiting.get(w + 1);
+                }
+            }
+            queued = Math.max(queued, others);
+        }
+        List<LockSnapshot.Holder> holders = new ArrayList<>();
+        for (Map.Entry<String, List<Long>> entry : leases.entrySet()) {
+            List<Long> remaining = entry.getValue();
+            if (remaining.size() < redlock.quorum) {
+                continue;   // a grant on too few nodes: an attempt under way or given back, not a hold
+            }
+            remaining.sort(null);
+            long lease = remaining.get(remaining.size() - redlock.quorum);
+            holders.add(holder(entry.getKey(), tokens.get(entry.getKey()), lease));
+        }
+        queued += acquirer.localWaiters();
+        return new LockSnapshot(name, holders, (int) Math.min(Integer.MAX_VALUE, queued));
+    }
+
+    /** A holder from its owner string {@code <client-id>:<thread-id>:<attempt>}. */
+    private LockSnapshot.Holder holder(String owner, long token, long leaseRemainingMillis) {
+        String[] parts = owner.split(":");
+        String clientId = parts[0];
+        long threadId = -1;
+        try {
+            threadId = parts.length > 1 ? Long.parseLong(parts[1]) : -1;
+        } catch (NumberFormatException e) {
+            // An owner another program wrote: no thread id to show.
+        }
+        LockSnapshot.Renewal renewal = LockSnapshot.Renewal.UNKNOWN;
+        Hold own = clientId.equals(redlock.clientId) ? holds.get(threadId) : null;
+        if (own != null && own.owner.equals(owner)) {
+            renewal = own.fixed() ? LockSnapshot.Renewal.FIXED : LockSnapshot.Renewal.RENEWED;
+        }
+        return new LockSnapshot.Holder(clientId, threadId, token, leaseRemainingMillis, renewal);
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        Hold held = holds.get(Machinery.currentThreadId());
+        return held != null && held.endedBecause() == null;
+    }
+
+    @Override
+    public int getHoldCount() {
+        Hold held = holds.get(Machinery.currentThreadId());
+        return held == null ? 0 : held.count;
+    }
+
+    @Override
+    public long fencingToken() {
+        Hold held = holds.get(Machinery.currentThreadId());
+        if (held == null) {
+            throw new IllegalMonitorStateException(KIND + " '" + name + "': fencingToken() by a thread that does not hold it");
+        }
+        return held.token;
+    }
+
+    @Override
+    public Condition newCondition() {
+        throw new UnsupportedOperationException(KIND + " '" + name + "': conditions are not supported by distributed locks");
+    }
+
+    /** Shows the name and what this JVM knows; makes no network call. */
+    @Override
+    public String toString() {
+        int count = 0;
+        for (Hold held : holds.values()) {
+            count += held.count;
+        }
+        String state = count == 0 ? "not held by this JVM" : "held by this JVM: " + count + (count == 1 ? " hold" : " holds");
+        return "RedlockLock[" + name + ", " + redlock.nodes.size() + " nodes, " + state + "]";
+    }
+
+    /* --------------- helpers --------------- */
+
+    private LostHoldException lost(LostHold.Cause cause, String what) {
+        return new LostHoldException(name, cause,
+                KIND + " '" + name + "': " + what + " failed: the hold was lost: " + LostHoldListeners.describe(cause));
+    }
+
+    /** Fewer than a quorum answered: says how many did, and the first failure. */
+    private SynchronizerUnavailableException unavailable(String what, Tally<?> tally) {
+        Throwable first = tally.firstFailure();
+        String detail = first == null ? "" : "; first failure: "
+                + Replies.translate(first, what, redlock.timeout).getMessage();
+        return new SynchronizerUnavailableException(what + " " + KIND + " '" + name + "': only " + tally.answered()
+                + " of " + redlock.nodes.size() + " nodes answered within " + redlock.timeout.toMillis()
+                + " ms; a quorum is " + redlock.quorum + detail, first);
+    }
+
+    private static long leaseMillis(long leaseTime, TimeUnit unit) {
+        Objects.requireNonNull(unit, "unit");
+        if (leaseTime <= 0) {
+            throw new IllegalArgumentException("leaseTime must be > 0: " + leaseTime + " " + unit);
+        }
+        long millis = unit.toMillis(leaseTime);
+        if (millis < 1) {
+            throw new IllegalArgumentException("leaseTime must be at least 1 ms: " + leaseTime + " " + unit);
+        }
+        if (millis > MAX_LEASE_MILLIS) {
+            throw new IllegalArgumentException("leaseTime must be at most 3650 days: " + leaseTime + " " + unit);
+        }
+        return millis;
+    }
+
+    /** One thread's hold: its count (touched only by the owning thread), token and node leases. */
+    private final class Hold {
+        final long threadId;
+        final String owner;
+        final long token;
+        final long fixedMillis;
+        final long startNanos;
+        final Object metric;
+        final AtomicBoolean pinned = new AtomicBoolean(true);
+        /** Orders the node watchdogs' reports and unlock(): the state changes once, under it. */
+        final ReentrantLock books = new ReentrantLock();
+        /** Each node's lease, or null where none is registered; written under {@link #books}. */
+        final Watchdog.Lease[] leases;
+        /** null while held; then {@link #RELEASED} or the cause it was lost for; written under {@link #books}. */
+        volatile Object state;
+        volatile int count = 1;
+
+        Hold(long threadId, String owner, long token, long fixedMillis, long startNanos, Object metric, int nodes) {
+            this.threadId = threadId;
+            this.owner = owner;
+            this.token = token;
+            this.fixedMillis = fixedMillis;
+            this.startNanos = startNanos;
+            this.metric = metric;
+            this.leases = new Watchdog.Lease[nodes];
+        }
+
+        boolean fixed() {
+            return fixedMillis > 0;
+        }
+
+        String[] itemArgs() {
+            return new String[] {owner, Long.toString(token)};
+        }
+
+        /** Whether a fixed lease is over by the local clock, less the drift allowance. */
+        boolean expiredByClock() {
+            return fixed() && System.nanoTime() - startNanos
+                    >= TimeUnit.MILLISECONDS.toNanos(fixedMillis - redlock.driftMillis(fixedMillis));
+        }
+
+        /** The reason the hold is over, or null while it is believed held (or was released). */
+        LostHold.Cause endedBecause() {
+            if (state instanceof LostHold.Cause cause) {
+                return cause;
+            }
+            return expiredByClock() ? LostHold.Cause.LEASE_EXPIRED : null;
+        }
+
+        /**
+         * Ends the hold once: as released ({@code cause} null) or lost.
+         *
+         * @return true if it was still held
+         */
+        boolean end(LostHold.Cause cause) {
+            books.lock();
+            try {
+                if (state != null) {
+                    return false;
+                }
+                state = cause == null ? RELEASED : cause;
+                return true;
+            } finally {
+                books.unlock();
+            }
+        }
+    }
+
+    private static final Object RELEASED = new Object();
+
+    /**
+     * The replies of one call sent to every node, tallied as they come: each is yes, no (answered
+     * otherwise) or failed (no answer: an error, a refused connection, a timeout). It is decided once
+     * {@code needed} said yes, or enough answered that it cannot happen, or every reply is in.
+     */
+    static final class Tally<T> {
+        private static final int PENDING = 0;
+        private static final int YES = 1;
+        private static final int NO = 2;
+        private static final int FAILED = 3;
+        private static final int SKIPPED = 4;
+
+        private final int needed;
+        private final Predicate<T> isYes;
+        private final int[] states;
+        private final Object[] replies;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final CompletableFuture<Void> decided = new CompletableFuture<>();
+        private int yes;
+        private int no;
+        private int failed;
+        private int skipped;
+
+        Tally(int nodes, int needed, Predicate<T> isYes) {
+            this.needed = needed;
+            this.isYes = isYes;
+            this.states = new int[nodes];
+            this.replies = new Object[nodes];
+        }
+
+        /** Tallies node {@code index}'s reply when it comes. */
+        void watch(int index, CompletionStage<T> reply) {
+            reply.whenComplete((value, failure) -> record(index, value, failure));
+        }
+
+        /** Counts node {@code index} as yes (already known) or as not asked. */
+        void skip(int index, boolean asYes) {
+            lock.lock();
+            try {
+                states[index] = asYes ? YES : SKIPPED;
+                if (asYes) {
+                    yes++;
+                } else {
+                    skipped++;
+                }
+                decide();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        private void record(int index, T value, Throwable failure) {
+            lock.lock();
+            try {
+                boolean positive = false;
+                if (failure == null) {
+                    try {
+                        positive = isYes.test(value);
+                    } catch (RuntimeException e) {
+                        failure = e;   // a reply of an unexpected shape counts as no answer
+                    }
+                }
+                replies[index] = failure != null ? failure : value;
+                if (failure != null) {
+                    states[index] = FAILED;
+                    failed++;
+                } else if (positive) {
+                    states[index] = YES;
+                    yes++;
+                } else {
+                    states[index] = NO;
+                    no++;
+                }
+                decide();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        private void decide() {
+            int pending = states.length - yes - no - failed - skipped;
+            if (yes >= needed || yes + pending < needed && yes + no >= needed || pending == 0) {
+                decided.complete(null);
+            }
+        }
+
+        /** Waits until decided or {@code deadlineNanos}; uninterruptibly, keeping an interrupt. */
+        void await(long deadlineNanos) {
+            boolean interrupted = false;
+            try {
+                while (!decided.isDone()) {
+                    long left = deadlineNanos - System.nanoTime();
+                    if (left <= 0) {
+                        return;
+                    }
+                    try {
+                        decided.get(left, TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                        return;
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+
+        private int state(int index) {
+            lock.lock();
+            try {
+                return states[index];
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        boolean isYes(int index) {
+            return state(index) == YES;
+        }
+
+        boolean isNo(int index) {
+            return state(index) == NO;
+        }
+
+        boolean isPending(int index) {
+            return state(index) == PENDING;
+        }
+
+        @SuppressWarnings("unchecked")
+        T reply(int index) {
+            lock.lock();
+            try {
+                return (T) replies[index];
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        int yes() {
+            lock.lock();
+            try {
+                return yes;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** How many nodes answered, yes or no. */
+        int answered() {
+            lock.lock();
+            try {
+                return yes + no;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** How many asked nodes have not answered (yet): failed or pending. */
+        int unanswered() {
+            lock.lock();
+            try {
+                return states.length - yes - no - skipped;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        Throwable firstFailure() {
+            lock.lock();
+            try {
+                for (int i = 0; i < states.length; i++) {
+                    if (states[i] == FAILED) {
+                        return (Throwable) replies[i];
+                    }
+                }
+                return null;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "Tally" + Arrays.toString(states);
+        }
+    }
+}
