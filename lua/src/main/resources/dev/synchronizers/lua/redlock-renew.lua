@@ -19,8 +19,8 @@ redis.replicate_commands()
 
 local renewed = {}
 for i = 1, #KEYS / 2 do
-  local lock, token_key = KEYS[2 * i - 1], KEYS[2 * i]
-  local owner, token = ARGV[2 * i], tonumber(ARGV[2 * i + 1])
+  local lock, token_key = KEYS[i * 2 - 1], KEYS[i * 2]
+  local owner, token = ARGV[i * 2], tonumber(ARGV[i * 2 + 1])
   -- The owner string names one acquisition, so its presence is enough: no other hold has it.
   -- pcall keeps one key of a foreign type from failing every other hold of the batch.
   if redis.pcall('HEXISTS', lock, owner) == 1 then

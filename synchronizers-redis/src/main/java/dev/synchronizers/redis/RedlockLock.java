@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
@@ -153,6 +154,10 @@ final class RedlockLock implements DistributedLock {
         Won won = waiter.won;
         Hold hold = new Hold(threadId, won.owner, won.token, fixedLeaseMillis, won.sentNanos, meters.holdStarted(),
                 redlock.nodes.size());
+        for (int i = 0; i < won.granted.length; i++) {
+            hold.grantedNanos.set(i, won.granted[i] ? won.sentNanos : Long.MIN_VALUE);
+        }
+        won.booked(hold);
         // Pinned before any watchdog knows it, so that its end, however soon, finds it pinned.
         redlock.pin(this);
         holds.put(threadId, hold);
@@ -210,8 +215,41 @@ final class RedlockLock implements DistributedLock {
         }
     }
 
-    /** What the winning attempt got: its owner, token, when it was sent and which nodes granted it. */
-    private record Won(String owner, long token, long sentNanos, boolean[] granted) {
+    /**
+     * What the winning attempt got: its owner, token, when it was sent and which nodes granted it;
+     * a grant that arrives late is passed to the hold once it is booked.
+     */
+    private static final class Won {
+        final String owner;
+        final long token;
+        final long sentNanos;
+        final boolean[] granted;
+        private Hold hold;
+        private final boolean[] late;
+
+        Won(String owner, long token, long sentNanos, boolean[] granted) {
+            this.owner = owner;
+            this.token = token;
+            this.sentNanos = sentNanos;
+            this.granted = granted;
+            this.late = new boolean[granted.length];
+        }
+
+        synchronized void lateGrant(int index) {
+            late[index] = true;
+            if (hold != null) {
+                hold.grantedNanos.set(index, sentNanos);
+            }
+        }
+
+        synchronized void booked(Hold booked) {
+            hold = booked;
+            for (int i = 0; i < late.length; i++) {
+                if (late[i]) {
+                    booked.grantedNanos.set(i, sentNanos);
+                }
+            }
+        }
     }
 
     /**
@@ -282,7 +320,15 @@ final class RedlockLock implements DistributedLock {
         for (int i = 0; i < granted.length; i++) {
             granted[i] = grants.isYes(i);
         }
-        waiter.won = new Won(owner, token, sent, granted);
+        Won won = new Won(owner, token, sent, granted);
+        for (Redlock.Node node : nodes) {
+            // A grant whose reply comes after the decision counts from when the attempt was sent.
+            int i = node.index();
+            if (grants.isPending(i)) {
+                grants.onYes(i, () -> won.lateGrant(i));
+            }
+        }
+        waiter.won = won;
         return new Attempt(true, token, 0, sent);
     }
 
@@ -359,8 +405,8 @@ final class RedlockLock implements DistributedLock {
                 int valid = 0;
                 for (int i = 0; i < hold.leases.length; i++) {
                     Watchdog.Lease lease = hold.leases[i];
-                    if (i != index && lease != null && lease.endedBecause() == null
-                            && now - lease.renewedNanos() < validNanos) {
+                    long since = Math.max(lease == null ? Long.MIN_VALUE : lease.renewedNanos(), hold.grantedNanos.get(i));
+                    if (i != index && lease != null && lease.endedBecause() == null && now - since < validNanos) {
                         valid++;
                     }
                 }
@@ -703,6 +749,8 @@ final class RedlockLock implements DistributedLock {
         final ReentrantLock books = new ReentrantLock();
         /** Each node's lease, or null where none is registered; written under {@link #books}. */
         final Watchdog.Lease[] leases;
+        /** Per node, when the lease its acquisition grant set began ({@link Long#MIN_VALUE}: no grant known). */
+        final AtomicLongArray grantedNanos;
         /** null while held; then {@link #RELEASED} or the cause it was lost for; written under {@link #books}. */
         volatile Object state;
         volatile int count = 1;
@@ -715,6 +763,7 @@ final class RedlockLock implements DistributedLock {
             this.startNanos = startNanos;
             this.metric = metric;
             this.leases = new Watchdog.Lease[nodes];
+            this.grantedNanos = new AtomicLongArray(nodes);
         }
 
         boolean fixed() {
@@ -776,6 +825,7 @@ final class RedlockLock implements DistributedLock {
         private final Predicate<T> isYes;
         private final int[] states;
         private final Object[] replies;
+        private final Runnable[] onYes;
         private final ReentrantLock lock = new ReentrantLock();
         private final CompletableFuture<Void> decided = new CompletableFuture<>();
         private int yes;
@@ -788,11 +838,28 @@ final class RedlockLock implements DistributedLock {
             this.isYes = isYes;
             this.states = new int[nodes];
             this.replies = new Object[nodes];
+            this.onYes = new Runnable[nodes];
         }
 
         /** Tallies node {@code index}'s reply when it comes. */
         void watch(int index, CompletionStage<T> reply) {
             reply.whenComplete((value, failure) -> record(index, value, failure));
+        }
+
+        /** Runs {@code then} once node {@code index} says yes, now if it has. */
+        void onYes(int index, Runnable then) {
+            lock.lock();
+            try {
+                if (states[index] != YES) {
+                    if (states[index] == PENDING) {
+                        onYes[index] = then;
+                    }
+                    return;
+                }
+            } finally {
+                lock.unlock();
+            }
+            then.run();
         }
 
         /** Counts node {@code index} as yes (already known) or as not asked. */
@@ -812,6 +879,7 @@ final class RedlockLock implements DistributedLock {
         }
 
         private void record(int index, T value, Throwable failure) {
+            Runnable then = null;
             lock.lock();
             try {
                 boolean positive = false;
@@ -829,6 +897,7 @@ final class RedlockLock implements DistributedLock {
                 } else if (positive) {
                     states[index] = YES;
                     yes++;
+                    then = onYes[index];
                 } else {
                     states[index] = NO;
                     no++;
@@ -836,6 +905,9 @@ final class RedlockLock implements DistributedLock {
                 decide();
             } finally {
                 lock.unlock();
+            }
+            if (then != null) {
+                then.run();
             }
         }
 

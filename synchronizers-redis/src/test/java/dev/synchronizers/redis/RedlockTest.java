@@ -1,0 +1,375 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LockSnapshot;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.testkit.RedisServer;
+import dev.synchronizers.testkit.RedisServers;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * A {@link Redlock} over three healthy standalone servers, inspected and tampered with node by node:
+ * the settled fencing token, taking a hold back on a node that lost it, losing it below a quorum,
+ * queries, and bad input. Faults (killed, paused and restarted nodes and clients) are in
+ * {@code RedlockFaultTest}; the {@code DistributedLock} contract runs on a Redlock in {@code -Pcluster}.
+ */
+@Tag("redis")
+class RedlockTest {
+
+    private static final AtomicInteger PREFIXES = new AtomicInteger();
+    private static final List<RedisServer> NODES = new ArrayList<>();
+    private static final List<RedisClient> INSPECTORS = new ArrayList<>();
+    private static final List<RedisCommands<String, String>> REDIS = new ArrayList<>();
+
+    private final List<Redlock> clients = new ArrayList<>();
+    private final Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+    private String prefix;
+    private String name;
+
+    @BeforeAll
+    static void startNodes() {
+        for (int i = 0; i < 3; i++) {
+            RedisServer node = RedisServers.startManaged();
+            NODES.add(node);
+            RedisClient inspector = RedisClient.create(node.uri());
+            INSPECTORS.add(inspector);
+            StatefulRedisConnection<String, String> connection = inspector.connect(StringCodec.UTF8);
+            REDIS.add(connection.sync());
+        }
+    }
+
+    @AfterAll
+    static void stopNodes() {
+        INSPECTORS.forEach(inspector -> inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+        NODES.forEach(RedisServer::close);
+    }
+
+    @BeforeEach
+    void names(TestInfo test) {
+        prefix = "rl" + PREFIXES.incrementAndGet();
+        name = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void close() {
+        for (Redlock client : clients) {
+            assertEquals(0, RedisInternals.watchdogEntries(client), "no node lease left registered");
+            client.close();
+        }
+    }
+
+    private Redlock client() {
+        return client(Duration.ofSeconds(30));
+    }
+
+    /** A client whose watchdogs tick every third of {@code lease}; tests tick them by hand. */
+    private Redlock client(Duration lease) {
+        Redlock client = Redlock.builder()
+                .nodes(NODES.stream().map(RedisServer::uri).toArray(String[]::new))
+                .keyPrefix(prefix)
+                .lease(lease)
+                .lostHoldListener(lost::add)
+                .build();
+        clients.add(client);
+        return client;
+    }
+
+    private String lockKey() {
+        return prefix + ":redlock:{" + name + "}";
+    }
+
+    private String tokenKey() {
+        return lockKey() + ":token";
+    }
+
+    /** The owner field of the lock's hash on one node, or null if the node has no holder. */
+    private static String ownerOn(RedisCommands<String, String> redis, String key) {
+        return redis.hkeys(key).stream().filter(field -> !field.startsWith(":")).findFirst().orElse(null);
+    }
+
+    /* --------------- acquisition and the fencing token --------------- */
+
+    /**
+     * When lock() returns, a quorum of nodes hold it, record the token it returned and know it as
+     * their last token; the remaining node's reply may still be on its way, and it holds it too soon.
+     */
+    @Test
+    void lock_everyNodeUp_aQuorumKnowsTheTokenAndEveryNodeHoldsIt() {
+        DistributedLock lock = client().lock(name);
+        lock.lock();
+        long token = lock.fencingToken();
+        int carrying = 0;
+        int knowing = 0;
+        for (RedisCommands<String, String> redis : REDIS) {
+            String owner = ownerOn(redis, lockKey());
+            if (owner != null && Long.parseLong(redis.hget(lockKey(), owner)) == token) {
+                carrying++;
+            }
+            if (Long.parseLong(String.valueOf(redis.get(tokenKey())).replace("null", "0")) >= token) {
+                knowing++;
+            }
+        }
+        dev.synchronizers.fixture.Await.until("every node holds it",
+                () -> REDIS.stream().allMatch(redis -> ownerOn(redis, lockKey()) != null));
+        assertTrue(carrying >= 2, "a quorum records the settled token: " + carrying);
+        assertTrue(knowing >= 2, "a quorum knows it as their last token: " + knowing);
+        lock.unlock();
+        for (RedisCommands<String, String> redis : REDIS) {
+            assertEquals(0, redis.exists(lockKey()), "released on every node");
+        }
+    }
+
+    /** Tokens of successive holds by two clients increase, and one hold's owner string is the same on every node that has it. */
+    @Test
+    void lock_alternatingClients_tokensIncreaseAndEachHoldHasOneOwnerEverywhere() {
+        DistributedLock mine = client().lock(name);
+        DistributedLock theirs = client().lock(name);
+        long last = 0;
+        for (int i = 0; i < 30; i++) {
+            DistributedLock next = i % 2 == 0 ? mine : theirs;
+            next.lock();
+            long token = next.fencingToken();
+            assertTrue(token > last, "token " + token + " after " + last);
+            List<String> owners = new ArrayList<>();
+            for (RedisCommands<String, String> redis : REDIS) {
+                String owner = ownerOn(redis, lockKey());
+                if (owner != null) {
+                    owners.add(owner);
+                }
+            }
+            // A node whose reply was still on its way (or that still had the last hold) may have none.
+            assertTrue(owners.size() >= 2, "a quorum holds it: " + owners);
+            assertEquals(1, owners.stream().distinct().count(), "one owner string per hold: " + owners);
+            last = token;
+            next.unlock();
+        }
+    }
+
+    /** A waiter of another client sleeps on its wake-up and gets the lock when it is released. */
+    @Test
+    void lock_heldByOtherClient_waiterWokenByTheRelease() throws Exception {
+        DistributedLock holder = client().lock(name);
+        DistributedLock waiting = client().lock(name);
+        holder.lock();
+        Background<Long> waiter = Background.start("waiter", () -> {
+            waiting.lock();
+            try {
+                return waiting.fencingToken();
+            } finally {
+                waiting.unlock();
+            }
+        });
+        dev.synchronizers.fixture.Await.until("the waiter sleeps on its wake-up",
+                () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        long token = holder.fencingToken();
+        holder.unlock();
+        assertTrue(waiter.get() > token);
+    }
+
+    /* --------------- renewal --------------- */
+
+    /** A node that lost the hold (restarted empty) gets it back at the next renewal, with its token; nothing is reported lost. */
+    @Test
+    void renewal_nodeLostItsData_holdTakenBackThere() {
+        Redlock client = client();
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        long token = lock.fencingToken();
+        String owner = ownerOn(REDIS.get(1), lockKey());
+        REDIS.get(1).del(lockKey(), tokenKey());
+
+        RedisInternals.renewNow(client);
+
+        assertEquals(Long.toString(token), REDIS.get(1).hget(lockKey(), owner), "taken back with the settled token");
+        assertEquals(Long.toString(token), REDIS.get(1).get(tokenKey()));
+        assertTrue(REDIS.get(1).pttl(lockKey()) > 0, "with a lease");
+        assertTrue(lost.isEmpty(), "nothing lost: " + lost);
+        assertTrue(lock.isHeldByCurrentThread());
+        lock.unlock();
+    }
+
+    /**
+     * A node that issued a newer token after losing the hold (another acquirer tried there) is not
+     * taken back: the hold stays on the other quorum; when a second node goes the same way, the hold
+     * is lost, reported GONE, and unlock() throws.
+     */
+    @Test
+    void renewal_newerTokenOnTwoNodes_lostBelowQuorumAndReported() {
+        Redlock client = client();
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        long token = lock.fencingToken();
+        dev.synchronizers.fixture.Await.until("every node holds it",
+                () -> REDIS.stream().allMatch(redis -> ownerOn(redis, lockKey()) != null));
+        RedisInternals.renewNow(client);   // every node renewed: each one counts
+        REDIS.get(0).del(lockKey());
+        REDIS.get(0).set(tokenKey(), Long.toString(token + 1_000_000));
+
+        RedisInternals.renewNow(client);
+
+        assertEquals(0, REDIS.get(0).exists(lockKey()), "not taken back past a newer token");
+        assertTrue(lost.isEmpty(), "two of three still hold it: " + lost);
+        assertTrue(lock.isHeldByCurrentThread());
+
+        REDIS.get(2).del(lockKey());
+        REDIS.get(2).set(tokenKey(), Long.toString(token + 1_000_000));
+        RedisInternals.renewNow(client);
+
+        LostHold hold = lost.poll();
+        assertTrue(hold != null, "reported lost");
+        assertEquals(LostHold.Cause.GONE, hold.cause());
+        assertEquals(token, hold.fencingToken());
+        assertEquals("redlock", hold.kind());
+        assertFalse(lock.isHeldByCurrentThread());
+        dev.synchronizers.fixture.Await.until("what the last node had is given back, not left to run out",
+                () -> REDIS.get(1).exists(lockKey()) == 0);
+        LostHoldException thrown = assertThrows(LostHoldException.class, lock::unlock);
+        assertEquals(LostHold.Cause.GONE, thrown.lostCause());
+    }
+
+    /** A fixed lease is not renewed and is held on the granting nodes only for its length. */
+    @Test
+    void lock_fixedLease_endsWithItsLeaseOnEveryNode() throws Exception {
+        DistributedLock lock = client().lock(name);
+        assertTrue(lock.tryLock(0, 300, TimeUnit.MILLISECONDS));
+        for (RedisCommands<String, String> redis : REDIS) {
+            long pttl = redis.pttl(lockKey());
+            assertTrue(pttl > 0 && pttl <= 300, "lease set on every node: " + pttl);
+        }
+        dev.synchronizers.fixture.Await.until("the lease runs out on every node",
+                () -> REDIS.stream().allMatch(redis -> redis.exists(lockKey()) == 0));
+        assertFalse(lock.isHeldByCurrentThread());
+        LostHoldException thrown = assertThrows(LostHoldException.class, lock::unlock);
+        assertEquals(LostHold.Cause.LEASE_EXPIRED, thrown.lostCause());
+    }
+
+    /* --------------- queries and force --------------- */
+
+    /** A key on one node of three (an attempt under way) is not a hold. */
+    @Test
+    void isLocked_keyOnOneNodeOnly_isFalse() {
+        DistributedLock lock = client().lock(name);
+        REDIS.get(2).hset(lockKey(), "someone:1:1", "5");
+        REDIS.get(2).pexpire(lockKey(), 10_000);
+        assertFalse(lock.isLocked());
+        assertTrue(lock.snapshot().holders().isEmpty());
+        REDIS.get(2).del(lockKey());
+    }
+
+    /** A snapshot names the holder's client, thread and token, with its lease, renewed by this client. */
+    @Test
+    void snapshot_held_namesTheHolder() {
+        Redlock client = client();
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        LockSnapshot snapshot = lock.snapshot();
+        assertEquals(1, snapshot.holders().size());
+        LockSnapshot.Holder holder = snapshot.holders().get(0);
+        assertEquals(client.clientId(), holder.clientId());
+        assertEquals(Machinery.currentThreadId(), holder.threadId());
+        assertEquals(lock.fencingToken(), holder.fencingToken());
+        assertTrue(holder.leaseRemainingMillis() > 0 && holder.leaseRemainingMillis() <= 30_000);
+        assertEquals(LockSnapshot.Renewal.RENEWED, holder.renewal());
+        assertEquals(0, snapshot.queueLength());
+        lock.unlock();
+        assertFalse(lock.snapshot().isLocked());
+    }
+
+    /** forceUnlock() raises every node's token, so the holder's watchdog cannot take the hold back: it learns it is gone. */
+    @Test
+    void forceUnlock_holderInOtherClient_notTakenBackAndReportedGone() {
+        Redlock holderClient = client();
+        DistributedLock held = holderClient.lock(name);
+        held.lock();
+        assertTrue(client().lock(name).forceUnlock());
+
+        RedisInternals.renewNow(holderClient);
+
+        for (RedisCommands<String, String> redis : REDIS) {
+            assertEquals(0, redis.exists(lockKey()), "not taken back");
+        }
+        LostHold hold = lost.poll();
+        assertTrue(hold != null, "reported lost");
+        assertEquals(LostHold.Cause.GONE, hold.cause());
+        assertThrows(LostHoldException.class, held::unlock);
+    }
+
+    /* --------------- bad input --------------- */
+
+    /** Bad arguments throw, naming the argument, and nothing is connected or written. */
+    @Test
+    void builder_badArguments_throwNamingThem() {
+        String a = NODES.get(0).uri();
+        String b = NODES.get(1).uri();
+        String c = NODES.get(2).uri();
+        assertMessage("nodes", assertThrows(IllegalArgumentException.class, () -> Redlock.create(a, b)));
+        assertMessage("twice", assertThrows(IllegalArgumentException.class, () -> Redlock.create(a, b, a)));
+        assertMessage("nodes", assertThrows(IllegalArgumentException.class, () -> Redlock.create(a, b, "not a uri")));
+        assertMessage("nodes", assertThrows(IllegalArgumentException.class,
+                () -> Redlock.create(a, b, "redis-sentinel://127.0.0.1:26379#mymaster")));
+        assertMessage("nodes", assertThrows(NullPointerException.class, () -> Redlock.create(a, b, null)));
+        assertMessage("clockDriftFactor", assertThrows(IllegalArgumentException.class,
+                () -> Redlock.builder().clockDriftFactor(0.5)));
+        assertMessage("clockDriftFactor", assertThrows(IllegalArgumentException.class,
+                () -> Redlock.builder().clockDriftFactor(Double.NaN)));
+        assertMessage("lease", assertThrows(IllegalArgumentException.class,
+                () -> Redlock.builder().lease(Duration.ofMillis(29))));
+        assertMessage("commandTimeout", assertThrows(IllegalArgumentException.class,
+                () -> Redlock.builder().commandTimeout(Duration.ZERO)));
+        assertMessage("nodes", assertThrows(IllegalStateException.class, () -> Redlock.builder().build()));
+        assertMessage("drift", assertThrows(IllegalStateException.class,
+                () -> Redlock.builder().nodes(a, b, c).lease(Duration.ofMillis(40)).clockDriftFactor(0.49).build()));
+        Redlock client = client();
+        assertMessage("name", assertThrows(IllegalArgumentException.class, () -> client.lock("")));
+        DistributedLock lock = client.lock(name);
+        assertMessage("leaseTime", assertThrows(IllegalArgumentException.class, () -> lock.lock(0, TimeUnit.SECONDS)));
+        for (RedisCommands<String, String> redis : REDIS) {
+            List<String> keys = new ArrayList<>();
+            redis.scan(keys::add, ScanArgs.Builder.matches(prefix + ":*"));
+            assertTrue(keys.isEmpty(), "nothing written: " + keys);
+        }
+    }
+
+    /** A closed client refuses new locks and calls with IllegalStateException. */
+    @Test
+    void close_thenCalls_throwIllegalState() {
+        Redlock client = client();
+        DistributedLock lock = client.lock(name);
+        client.close();
+        assertThrows(IllegalStateException.class, () -> client.lock(name));
+        assertThrows(IllegalStateException.class, lock::tryLock);
+        assertNull(ownerOn(REDIS.get(0), lockKey()));
+    }
+
+    private static void assertMessage(String expected, Throwable thrown) {
+        assertTrue(String.valueOf(thrown.getMessage()).contains(expected),
+                "message names " + expected + ": " + thrown.getMessage());
+    }
+}
