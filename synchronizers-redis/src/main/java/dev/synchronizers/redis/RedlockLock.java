@@ -24,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
@@ -194,6 +195,8 @@ final class RedlockLock implements DistributedLock {
         private final long fixedLeaseMillis;
         /** The winning attempt, set by the attempt that acquired. */
         private Won won;
+        /** {@link System#nanoTime()} before which the next attempt may not start (after a split). */
+        private long notBeforeNanos = System.nanoTime();
 
         Waiter(long fixedLeaseMillis) {
             this.fixedLeaseMillis = fixedLeaseMillis;
@@ -202,6 +205,29 @@ final class RedlockLock implements DistributedLock {
         @Override
         public Attempt attempt(boolean subscribed) {
             return tryNodes(subscribed, fixedLeaseMillis, this);
+        }
+
+        /**
+         * Notes that this waiter's last attempt got some nodes but not a quorum: other acquirers
+         * got the rest, and they all gave back. Its next attempt waits a random moment first, even
+         * if woken at once (their give-backs wake every waiter), so that the same acquirers do not
+         * split the nodes again and again.
+         */
+        void split() {
+            notBeforeNanos = System.nanoTime()
+                    + TimeUnit.MILLISECONDS.toNanos(1 + ThreadLocalRandom.current().nextInt(MAX_BACKOFF_MILLIS));
+        }
+
+        /** Waits out the random moment after a split, if any; keeps an interrupt for the caller. */
+        void backOffAfterSplit() {
+            long left;
+            while ((left = notBeforeNanos - System.nanoTime()) > 0) {
+                LockSupport.parkNanos(this, left);
+                if (Thread.currentThread().isInterrupted()) {
+                    break;
+                }
+            }
+            notBeforeNanos = System.nanoTime();
         }
 
         @Override
@@ -260,6 +286,7 @@ final class RedlockLock implements DistributedLock {
      * @throws SynchronizerUnavailableException if fewer than a quorum of nodes answered
      */
     private Attempt tryNodes(boolean subscribed, long fixedLeaseMillis, Waiter waiter) {
+        waiter.backOffAfterSplit();
         List<Redlock.Node> nodes = redlock.nodes;
         int quorum = redlock.quorum;
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : redlock.leaseMillis;
@@ -280,6 +307,9 @@ final class RedlockLock implements DistributedLock {
             giveBack(owner, grants, leaseMillis);
             if (grants.answered() < quorum) {
                 throw unavailable("acquire", grants);
+            }
+            if (grants.yes() > 0) {
+                waiter.split();
             }
             return new Attempt(false, -1, backOff(grants), sent);
         }
@@ -314,6 +344,7 @@ final class RedlockLock implements DistributedLock {
         if (settled.yes() < quorum || elapsed >= validNanos) {
             // Too slow, or the write-back did not reach a quorum: not a hold whose token is safe.
             giveBack(owner, grants, leaseMillis);
+            waiter.split();
             return new Attempt(false, -1, backOff(grants), sent);
         }
         boolean[] granted = new boolean[nodes.size()];
@@ -347,7 +378,7 @@ final class RedlockLock implements DistributedLock {
                 }
             }
         }
-        if (grants.yes() > 0 || grants.answered() < redlock.quorum) {
+        if (grants.yes() > 0) {
             long random = 1 + ThreadLocalRandom.current().nextInt(MAX_BACKOFF_MILLIS);
             ttl = ttl < 0 ? random : Math.min(ttl, random);
         }
@@ -362,7 +393,9 @@ final class RedlockLock implements DistributedLock {
     private void giveBack(String owner, Tally<?> sent, long leaseMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         for (Redlock.Node node : redlock.nodes) {
-            if (!sent.isNo(node.index())) {
+            // Not where it was refused, nor where the acquire never left this client (refused
+            // while the node's connection was down): nothing can be held there.
+            if (!sent.isNo(node.index()) && !sent.neverSent(node.index())) {
                 redlock.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
                 sendRetried(node, "give back " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner), deadline);
             }
@@ -374,10 +407,11 @@ final class RedlockLock implements DistributedLock {
     }
 
     /** Sends a follow-up; if the node does not take it, its watchdog retries it until {@code deadline}. */
-    private static void sendRetried(Redlock.Node node, String what, java.util.function.Supplier<CompletionStage<?>> command,
+    private void sendRetried(Redlock.Node node, String what, java.util.function.Supplier<CompletionStage<?>> command,
             long deadline) {
         command.get().whenComplete((reply, failure) -> {
             if (failure != null) {
+                redlock.metrics.followUp(Recorder.FollowUp.RETRY);
                 node.watchdog().retryUntil(what, command, deadline);
             }
         });
@@ -504,7 +538,7 @@ final class RedlockLock implements DistributedLock {
             released.watch(node.index(), reply);
             // A node that cannot be told now is told when it is back, while the lease lasts.
             reply.whenComplete((ok, failure) -> {
-                if (failure != null) {
+                if (failure != null && (!Tally.refusedWhileDisconnected(failure) || held.mayHaveBeenOn(node.index()))) {
                     redlock.metrics.followUp(Recorder.FollowUp.RETRY);
                     node.watchdog().retryUntil("release of " + KIND + " '" + name + "'",
                             () -> giveBackCommand(node, held.owner), deadline);
@@ -516,11 +550,17 @@ final class RedlockLock implements DistributedLock {
         if (released.yes() >= redlock.quorum) {
             return;
         }
-        if (released.yes() + released.unanswered() >= redlock.quorum) {
+        if (released.answered() < redlock.quorum) {
             throw unavailable("release (the hold was dropped locally; the release is retried on every node until its"
                     + " lease ends)", released);
         }
-        // A quorum answered, and fewer than a quorum still had the hold: it was lost before unlock().
+        if (released.yes() + released.unanswered() >= redlock.quorum) {
+            // A quorum answered, and with the nodes that did not it may have had the hold to the
+            // end: released where reachable, and retried on the others.
+            return;
+        }
+        // A quorum answered, and even counting every node that did not, fewer than a quorum had
+        // the hold: it was lost before unlock().
         LostHold.Cause cause = held.fixed() && held.expiredByClock() ? LostHold.Cause.LEASE_EXPIRED : LostHold.Cause.GONE;
         redlock.listeners.report(new LostHold(name, KIND, threadId, held.token, cause));
         throw lost(cause, "unlock()");
@@ -770,6 +810,16 @@ final class RedlockLock implements DistributedLock {
             return fixedMillis > 0;
         }
 
+        /**
+         * Whether node {@code index} may have this hold: its grant is known (on time or late), or a
+         * renewal there succeeded within the lease (renewed, or taken back).
+         */
+        boolean mayHaveBeenOn(int index) {
+            Watchdog.Lease lease = leases[index];
+            return grantedNanos.get(index) != Long.MIN_VALUE || lease == null
+                    || System.nanoTime() - lease.renewedNanos() < TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis);
+        }
+
         String[] itemArgs() {
             return new String[] {owner, Long.toString(token)};
         }
@@ -820,6 +870,8 @@ final class RedlockLock implements DistributedLock {
         private static final int NO = 2;
         private static final int FAILED = 3;
         private static final int SKIPPED = 4;
+        /** How Lettuce refuses a command while disconnected (DisconnectedBehavior.REJECT_COMMANDS). */
+        private static final String REJECTED_WHILE_DISCONNECTED = "Currently not connected. Commands are rejected";
 
         private final int needed;
         private final Predicate<T> isYes;
@@ -1000,6 +1052,32 @@ final class RedlockLock implements DistributedLock {
             } finally {
                 lock.unlock();
             }
+        }
+
+        /**
+         * Whether node {@code index}'s call failed before it was sent: refused by the client while
+         * the connection was down, so it cannot have run.
+         */
+        boolean neverSent(int index) {
+            lock.lock();
+            try {
+                if (states[index] != FAILED) {
+                    return false;
+                }
+                return refusedWhileDisconnected((Throwable) replies[index]);
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Whether a call failed because the client refused it while disconnected: it never ran. */
+        static boolean refusedWhileDisconnected(Throwable failure) {
+            Throwable cause = failure;
+            while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            return cause instanceof io.lettuce.core.RedisException
+                    && String.valueOf(cause.getMessage()).startsWith(REJECTED_WHILE_DISCONNECTED);
         }
 
         Throwable firstFailure() {

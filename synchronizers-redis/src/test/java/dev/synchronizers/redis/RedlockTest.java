@@ -172,6 +172,30 @@ class RedlockTest {
         }
     }
 
+    /**
+     * One node's clock runs a minute ahead (its last token is raised so): a hold whose quorum
+     * includes it gets a token from that clock; the next hold, on a quorum without it, still gets a
+     * greater one, because the first acquirer wrote its token back to the other nodes of its quorum.
+     */
+    @Test
+    void fencingToken_nextQuorumWithoutTheFastNode_stillGreater() {
+        long ahead = (System.currentTimeMillis() + 60_000) * 1000;
+        REDIS.get(0).set(tokenKey(), Long.toString(ahead), io.lettuce.core.SetArgs.Builder.px(120_000));
+        DistributedLock first = client().lock(name);
+        first.lock();
+        long fast = first.fencingToken();
+        assertTrue(fast > ahead, "the fast node's proposal wins: " + fast);
+        first.unlock();
+        // The fast node refuses the next acquirer (someone else's stale grant there): its quorum is the other two.
+        REDIS.get(0).hset(lockKey(), "someone:1:1", "1");
+        REDIS.get(0).pexpire(lockKey(), 60_000);
+        DistributedLock next = client().lock(name);
+        assertTrue(next.tryLock());
+        assertTrue(next.fencingToken() > fast, next.fencingToken() + " after " + fast);
+        next.unlock();
+        REDIS.get(0).del(lockKey());
+    }
+
     /** A waiter of another client sleeps on its wake-up and gets the lock when it is released. */
     @Test
     void lock_heldByOtherClient_waiterWokenByTheRelease() throws Exception {
@@ -242,6 +266,8 @@ class RedlockTest {
         REDIS.get(2).set(tokenKey(), Long.toString(token + 1_000_000));
         RedisInternals.renewNow(client);
 
+        // Listeners run on a watchdog thread, after the tick.
+        dev.synchronizers.fixture.Await.until("the listener is told", () -> !lost.isEmpty());
         LostHold hold = lost.poll();
         assertTrue(hold != null, "reported lost");
         assertEquals(LostHold.Cause.GONE, hold.cause());
@@ -315,6 +341,8 @@ class RedlockTest {
         for (RedisCommands<String, String> redis : REDIS) {
             assertEquals(0, redis.exists(lockKey()), "not taken back");
         }
+        // Listeners run on a watchdog thread, after the tick.
+        dev.synchronizers.fixture.Await.until("the listener is told", () -> !lost.isEmpty());
         LostHold hold = lost.poll();
         assertTrue(hold != null, "reported lost");
         assertEquals(LostHold.Cause.GONE, hold.cause());

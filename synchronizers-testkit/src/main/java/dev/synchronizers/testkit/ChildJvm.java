@@ -148,6 +148,44 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /**
+     * Stops the child with SIGSTOP, as a long GC pause or a frozen VM would: its threads and timers
+     * stand still, its sockets stay open. Only ever signals this child.
+     *
+     * @throws IllegalStateException if the child has exited or the signal cannot be sent
+     */
+    public void pause() {
+        signal("STOP");
+    }
+
+    /**
+     * Continues a child stopped by {@link #pause()} with SIGCONT.
+     *
+     * @throws IllegalStateException if the child has exited or the signal cannot be sent
+     */
+    public void resume() {
+        signal("CONT");
+    }
+
+    private void signal(String name) {
+        if (!process.isAlive()) {
+            throw new IllegalStateException(mainClass + " has exited; cannot send SIG" + name);
+        }
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
+                    .redirectErrorStream(true).start();
+            if (kill.waitFor() != 0) {
+                throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed: "
+                        + new String(kill.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("cannot run kill -" + name, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted sending SIG" + name, e);
+        }
+    }
+
+    /**
      * Kills the child with SIGKILL and returns once it has exited. Does nothing if it already has.
      */
     public void kill() {
