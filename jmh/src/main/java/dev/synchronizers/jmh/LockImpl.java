@@ -1,6 +1,7 @@
 package dev.synchronizers.jmh;
 
 import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.Redlock;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
@@ -97,6 +98,35 @@ public enum LockImpl {
         }
     },
 
+    /**
+     * Our quorum lock: {@code Redlock.lock(name)} over every node of a {@code "redlock:"} target
+     * ({@code -p topology=REDLOCK3} or {@code REDLOCK5}).
+     */
+    SYNCHRONIZERS_REDLOCK {
+        @Override
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            Redlock client = Redlock.builder().nodes(redlockNodes(uri)).lease(lease).build();
+            return handles(names, client::lock, client::close);
+        }
+    },
+
+    /**
+     * Redisson's {@code RedissonRedLock} (deprecated, still shipped) over one Redisson client per
+     * node of a {@code "redlock:"} target, each with Redisson's defaults apart from the lease.
+     */
+    REDISSON_REDLOCK {
+        @Override
+        @SuppressWarnings("deprecation")
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            List<RedissonClient> clients = java.util.Arrays.stream(redlockNodes(uri))
+                    .map(node -> redisson(node, lease)).toList();
+            return handles(names,
+                    name -> new org.redisson.RedissonRedLock(clients.stream().map(c -> c.getLock(name))
+                            .toArray(org.redisson.api.RLock[]::new)),
+                    () -> clients.forEach(RedissonClient::shutdown));
+        }
+    },
+
     /** The raw-Redis floor; see {@link FloorLock}. */
     FLOOR {
         @Override
@@ -104,7 +134,7 @@ public enum LockImpl {
             if (uri.startsWith("cluster:")) {
                 throw new UnsupportedOperationException("FLOOR runs on a standalone server only");
             }
-            FloorClient client = new FloorClient(uri, lease);
+            FloorClient client = new FloorClient(single(uri), lease);
             return names.stream().<BenchLock>map(name -> new FloorLock(client, "floor:" + name)).toList();
         }
     };
@@ -157,10 +187,25 @@ public enum LockImpl {
      * Cluster (see {@link RedisBenchmark#target()}).
      */
     static RedisSynchronizers.Builder target(RedisSynchronizers.Builder builder, String uri) {
-        return uri.startsWith("cluster:") ? builder.cluster(uri.substring("cluster:".length()).split(",")) : builder.uri(uri);
+        return uri.startsWith("cluster:") ? builder.cluster(uri.substring("cluster:".length()).split(","))
+                : builder.uri(single(uri));
     }
 
-    static Config redissonConfig(String uri) {
+    /** The nodes of a {@code "redlock:<uri>,<uri>,..."} target. */
+    static String[] redlockNodes(String uri) {
+        if (!uri.startsWith("redlock:")) {
+            throw new UnsupportedOperationException("the Redlock implementations need -p topology=REDLOCK3 or REDLOCK5");
+        }
+        return uri.substring("redlock:".length()).split(",");
+    }
+
+    /** A single-server implementation on a Redlock target uses its first node. */
+    static String single(String uri) {
+        return uri.startsWith("redlock:") ? redlockNodes(uri)[0] : uri;
+    }
+
+    static Config redissonConfig(String target) {
+        String uri = single(target);
         Config config = new Config();
         if (uri.startsWith("cluster:")) {
             config.useClusterServers().addNodeAddress(uri.substring("cluster:".length()).split(","));

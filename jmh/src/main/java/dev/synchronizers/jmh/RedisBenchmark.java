@@ -41,11 +41,16 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
      */
     protected final AtomicLong probes = new AtomicLong();
     /**
-     * {@code STANDALONE} (one server), {@code CLUSTER} (3 masters, no replicas) or {@code SENTINEL}
-     * (a master, 2 replicas, 3 sentinels; ours only); the last two for the lock benchmarks only.
+     * {@code STANDALONE} (one server), {@code CLUSTER} (3 masters, no replicas), {@code SENTINEL}
+     * (a master, 2 replicas, 3 sentinels; ours only), or {@code REDLOCK3} / {@code REDLOCK5} (3 or
+     * 5 independent servers: the Redlock implementations use them all, the single-server ones the
+     * first); all but the first for the lock benchmarks only.
      */
     @Param({"STANDALONE"})
     public String topology;
+
+    /** The independent servers of {@code REDLOCK3} or {@code REDLOCK5}; null on other topologies. */
+    private List<RedisServer> redlockNodes;
 
     /** The standalone server, or the cluster's first master. */
     protected RedisServer server;
@@ -66,6 +71,13 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
         } else if ("SENTINEL".equals(topology)) {
             sentinels = RedisSentinels.start();
             server = sentinels.master();
+        } else if (topology.startsWith("REDLOCK")) {
+            int count = Integer.parseInt(topology.substring("REDLOCK".length()));
+            redlockNodes = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                redlockNodes.add(RedisServers.start());
+            }
+            server = redlockNodes.get(0);
         } else {
             server = RedisServers.start();
         }
@@ -79,6 +91,9 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
         if (sentinels != null) {
             return sentinels.sentinelUri();
         }
+        if (redlockNodes != null) {
+            return "redlock:" + String.join(",", redlockNodes.stream().map(RedisServer::uri).toList());
+        }
         return cluster == null
                 ? server.uri()
                 : "cluster:" + String.join(",", cluster.seedUris());
@@ -86,6 +101,9 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
 
     /** The servers whose work is counted: the one server, or every master. */
     private List<RedisServer> nodes() {
+        if (redlockNodes != null) {
+            return redlockNodes;
+        }
         return cluster == null ? List.of(server) : cluster.masters();
     }
 
@@ -110,6 +128,8 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
             cluster.close();
         } else if (sentinels != null) {
             sentinels.close();
+        } else if (redlockNodes != null) {
+            redlockNodes.forEach(RedisServer::close);
         } else if (server != null) {
             server.close();
         }
@@ -134,7 +154,7 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
             RedisStats after = RedisStats.of(nodes.get(i));
             String where = "iteration=" + iteration + "(" + params.getType().toString().toLowerCase() + ")"
                     + " threads=" + benchmark.getThreads() + " redis=" + server.version()
-                    + (cluster == null ? "" : " node=" + nodes.get(i).port())
+                    + (nodes.size() == 1 ? "" : " node=" + nodes.get(i).port())
                     + " bench=" + benchmark.getBenchmark().replace(RedisBenchmark.class.getPackageName() + ".", "");
             System.out.println(after.perOperation(before.get(i), implName(), ops, probes.get(), where));
             System.out.println(after.breakdown(before.get(i), implName(), ops));
