@@ -158,7 +158,7 @@ final class RedlockLock implements DistributedLock {
         for (int i = 0; i < won.granted.length; i++) {
             hold.grantedNanos.set(i, won.granted[i] ? won.sentNanos : Long.MIN_VALUE);
         }
-        won.booked(hold);
+
         // Pinned before any watchdog knows it, so that its end, however soon, finds it pinned.
         redlock.pin(this);
         holds.put(threadId, hold);
@@ -184,9 +184,11 @@ final class RedlockLock implements DistributedLock {
                             won.granted[index] ? won.sentNanos : staleSince, cause -> nodeLost(hold, index, cause));
                 }
             }
+            System.arraycopy(hold.leases, 0, hold.booked, 0, hold.leases.length);
         } finally {
             hold.books.unlock();
         }
+        won.booked(hold);   // outside the books: a late grant takes Won's monitor, then the books
         return true;
     }
 
@@ -264,7 +266,7 @@ final class RedlockLock implements DistributedLock {
         synchronized void lateGrant(int index) {
             late[index] = true;
             if (hold != null) {
-                hold.grantedNanos.set(index, sentNanos);
+                hold.lateGrant(index, sentNanos);
             }
         }
 
@@ -272,7 +274,7 @@ final class RedlockLock implements DistributedLock {
             hold = booked;
             for (int i = 0; i < late.length; i++) {
                 if (late[i]) {
-                    booked.grantedNanos.set(i, sentNanos);
+                    booked.lateGrant(i, sentNanos);
                 }
             }
         }
@@ -422,8 +424,10 @@ final class RedlockLock implements DistributedLock {
     /**
      * Told by node {@code index}'s watchdog, on its thread, that the hold's lease there ended other
      * than by unlock(). The hold stays held while a quorum of nodes renewed it within their lease
-     * less the drift allowance; a node whose renewals failed is registered again, starting
-     * expired, so that a later renewal takes it back when it is reachable again. Below a quorum,
+     * less the drift allowance; the node is then registered again, starting expired, so that a
+     * later renewal takes the hold back there once the node is reachable and free again
+     * (redlock-renew.lua refuses while another acquisition holds it or issued a newer token
+     * there). Below a quorum,
      * the hold is lost: every node's lease ends, its owner is told, and what nodes still have of it
      * is given back so that others need not wait for it to run out.
      */
@@ -433,6 +437,8 @@ final class RedlockLock implements DistributedLock {
             if (hold.state != null) {
                 return;
             }
+            // The grant that began this node's lease no longer counts: only renewals from now on.
+            hold.grantedNanos.set(index, Long.MIN_VALUE);
             if (cause == LostHold.Cause.GONE || cause == LostHold.Cause.UNRENEWABLE) {
                 long now = System.nanoTime();
                 long validNanos = TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis - redlock.driftMillis(redlock.leaseMillis));
@@ -445,7 +451,7 @@ final class RedlockLock implements DistributedLock {
                     }
                 }
                 if (valid >= redlock.quorum) {
-                    if (cause == LostHold.Cause.UNRENEWABLE && !hold.fixed()) {
+                    if (!hold.fixed()) {
                         Redlock.Node node = redlock.nodes.get(index);
                         hold.leases[index] = node.watchdog().registerForClient(Script.REDLOCK_RENEW,
                                 keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(),
@@ -789,8 +795,13 @@ final class RedlockLock implements DistributedLock {
         final ReentrantLock books = new ReentrantLock();
         /** Each node's lease, or null where none is registered; written under {@link #books}. */
         final Watchdog.Lease[] leases;
-        /** Per node, when the lease its acquisition grant set began ({@link Long#MIN_VALUE}: no grant known). */
+        /**
+         * Per node, when the lease its acquisition grant set began ({@link Long#MIN_VALUE}: no grant
+         * known, or the node's first lease ended since).
+         */
         final AtomicLongArray grantedNanos;
+        /** Each node's lease as registered when the hold was booked; written once, under {@link #books}. */
+        final Watchdog.Lease[] booked;
         /** null while held; then {@link #RELEASED} or the cause it was lost for; written under {@link #books}. */
         volatile Object state;
         volatile int count = 1;
@@ -804,10 +815,26 @@ final class RedlockLock implements DistributedLock {
             this.metric = metric;
             this.leases = new Watchdog.Lease[nodes];
             this.grantedNanos = new AtomicLongArray(nodes);
+            this.booked = new Watchdog.Lease[nodes];
         }
 
         boolean fixed() {
             return fixedMillis > 0;
+        }
+
+        /**
+         * Counts a grant whose reply came after the acquisition was decided, from when it was sent,
+         * unless the node's lease has ended since: then only a renewal counts.
+         */
+        void lateGrant(int index, long sentNanos) {
+            books.lock();
+            try {
+                if (state == null && leases[index] != null && leases[index] == booked[index]) {
+                    grantedNanos.set(index, sentNanos);
+                }
+            } finally {
+                books.unlock();
+            }
         }
 
         /**
