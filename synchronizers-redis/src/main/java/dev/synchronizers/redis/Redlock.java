@@ -7,8 +7,6 @@ import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.MicrometerRecorder;
 import dev.synchronizers.redis.metrics.Recorder;
-import dev.synchronizers.redis.script.ScriptRegistry;
-import dev.synchronizers.redis.topology.StandaloneTopology;
 import dev.synchronizers.redis.wakeup.FanOutTransport;
 import dev.synchronizers.redis.wakeup.PubSubTransport;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -28,6 +26,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A client of a quorum lock over N independent Redis masters (Redlock): a lock is held while a
@@ -70,18 +70,20 @@ import java.util.function.Function;
  * <p>Fewer than a quorum of nodes answering makes any call throw
  * {@link SynchronizerUnavailableException} within the command timeout, naming how many answered.
  *
- * <p>Thread-safe; create one per JVM and share it, and {@link #close()} it when done. Every node
- * must be reachable when it is built. Clients that share lock names must use the same nodes, key
- * prefix and lease.
+ * <p>Thread-safe; create one per JVM and share it, and {@link #close()} it when done. A quorum of
+ * the nodes must be reachable when it is built; the others are connected as soon as they answer.
+ * Clients that share lock names must use the same nodes, key prefix and lease.
  */
 public final class Redlock implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Redlock.class);
 
     /** The fewest nodes: with two, a quorum is both, and one failure stops every lock. */
     public static final int MIN_NODES = 3;
 
     final String clientId;
     final String keyPrefix;
-    final List<Node> nodes;
+    final List<RedlockNode> nodes;
     final int quorum;
     final long leaseMillis;
     final double clockDriftFactor;
@@ -94,13 +96,6 @@ public final class Redlock implements AutoCloseable {
     private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
     private final LoadingCache<String, RedlockLock> locks;
 
-    /** One node: its connections, scripts and watchdog. */
-    record Node(int index, StandaloneTopology topology, ScriptRegistry scripts, Watchdog watchdog) {
-        String describe() {
-            return topology.describe();
-        }
-    }
-
     private Redlock(Builder builder, List<RedisURI> uris) {
         this.clientId = UUID.randomUUID().toString();
         this.keyPrefix = builder.keyPrefix;
@@ -111,38 +106,44 @@ public final class Redlock implements AutoCloseable {
         this.metrics = builder.meterRegistry == null
                 ? Recorder.NONE
                 : new MicrometerRecorder(builder.meterRegistry, builder.meterNameTag, clientId);
-        List<StandaloneTopology> connected = new ArrayList<>();
-        try {
-            for (RedisURI uri : uris) {
-                connected.add(StandaloneTopology.connect(null, uri, RedisSynchronizers.standaloneOptions(timeout), timeout));
-            }
-        } catch (RuntimeException e) {
-            connected.forEach(StandaloneTopology::close);
-            throw new SynchronizerUnavailableException("Redlock needs every node at start; " + e.getMessage(), e);
-        }
         Duration drift = Duration.ofMillis(driftMillis(leaseMillis));
-        List<Node> built = new ArrayList<>();
-        List<PubSubTransport> transports = new ArrayList<>();
-        for (int i = 0; i < connected.size(); i++) {
-            StandaloneTopology topology = connected.get(i);
-            ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, timeout);
-            Watchdog watchdog = new Watchdog(scripts, leaseMillis, timeout,
-                    "synchronizers-redlock-" + clientId.substring(0, 8) + "-node" + i, metrics, topology::batchGroup, drift);
-            // Follow-ups that failed while the node was down go out as soon as it is back.
-            topology.onReconnect(watchdog::retryNow);
-            built.add(new Node(i, topology, scripts, watchdog));
-            transports.add(topology.pubSub());
+        List<RedlockNode> built = new ArrayList<>();
+        for (int i = 0; i < uris.size(); i++) {
+            built.add(new RedlockNode(i, uris.get(i), timeout, leaseMillis, drift, clientId, metrics));
+        }
+        int reachable = 0;
+        RuntimeException first = null;
+        for (RedlockNode node : built) {
+            RuntimeException failure = node.connect();
+            if (failure == null) {
+                reachable++;
+            } else {
+                first = first == null ? failure : first;
+                log.warn("Redlock node {} is unreachable; its watchdog connects it when it is back: {}",
+                        node.describe(), failure.getMessage());
+            }
+        }
+        if (reachable < quorum) {
+            for (RedlockNode node : built) {
+                node.watchdog().close();
+                node.close();
+            }
+            metrics.close();
+            throw new SynchronizerUnavailableException("Redlock: only " + reachable + " of " + uris.size()
+                    + " nodes reachable within " + timeout.toMillis() + " ms; a quorum is " + quorum + ": "
+                    + first.getMessage(), first);
         }
         this.nodes = List.copyOf(built);
-        Watchdog first = nodes.get(0).watchdog();
-        this.wakeups = new WakeupDispatcher(new FanOutTransport(transports), timeout, clientId + ":", metrics);
-        first.everyTick(wakeups::sweep);
-        first.everyTick(wakeups::checkHealth);
+        Watchdog firstWatchdog = nodes.get(0).watchdog();
+        this.wakeups = new WakeupDispatcher(new FanOutTransport(nodes.stream().<PubSubTransport>map(RedlockNode::transport)
+                .toList()), timeout, clientId + ":", metrics);
+        firstWatchdog.everyTick(wakeups::sweep);
+        firstWatchdog.everyTick(wakeups::checkHealth);
         List<LostHoldListeners.Registration> registrations = new ArrayList<>();
         for (LostHoldListeners.Registration registration : builder.listeners) {
             registrations.add(registration.executor() != null
                     ? registration
-                    : new LostHoldListeners.Registration(registration.listener(), first.executor()));
+                    : new LostHoldListeners.Registration(registration.listener(), firstWatchdog.executor()));
         }
         this.listeners = new LostHoldListeners(registrations, metrics);
         metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
@@ -159,7 +160,8 @@ public final class Redlock implements AutoCloseable {
      * @throws NullPointerException if {@code uris} or one of them is null
      * @throws IllegalArgumentException if fewer than {@value #MIN_NODES} URIs are given, one is
      *     given twice, or one is not a valid {@code redis://} or {@code rediss://} URI
-     * @throws SynchronizerUnavailableException if a node cannot be reached within the command timeout
+     * @throws SynchronizerUnavailableException if fewer than a quorum of the nodes can be reached
+     *     within the command timeout
      */
     public static Redlock create(String... uris) {
         return builder().nodes(uris).build();
@@ -231,11 +233,11 @@ public final class Redlock implements AutoCloseable {
             return;
         }
         wakeups.close();
-        for (Node node : nodes) {
+        for (RedlockNode node : nodes) {
             node.watchdog().close();
         }
-        for (Node node : nodes) {
-            node.topology().close();
+        for (RedlockNode node : nodes) {
+            node.close();
         }
         metrics.close();
     }
@@ -476,14 +478,16 @@ public final class Redlock implements AutoCloseable {
         }
 
         /**
-         * Connects to every node and returns the client.
+         * Connects to the nodes and returns the client.
          *
          * @return the connected client
          * @throws IllegalStateException if no nodes were given, the drift allowance leaves no
          *     validity ({@code lease × clockDriftFactor + 2 ms} at least half the lease), or a
          *     {@link #meterNameTag} is set without a {@link #meterRegistry}
-         * @throws SynchronizerUnavailableException if a node cannot be reached within the command
-         *     timeout; nothing stays connected then
+         * @throws SynchronizerUnavailableException if fewer than a quorum of the nodes can be reached
+         *     within the command timeout (the message says how many could); nothing stays connected
+         *     then. Nodes that cannot be reached while a quorum can are connected later, by their
+         *     watchdogs, as soon as they answer.
          */
         public Redlock build() {
             if (uris == null) {

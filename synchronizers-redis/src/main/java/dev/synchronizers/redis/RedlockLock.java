@@ -165,7 +165,7 @@ final class RedlockLock implements DistributedLock {
         hold.books.lock();
         try {
             long staleSince = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis) - 1;
-            for (Redlock.Node node : redlock.nodes) {
+            for (RedlockNode node : redlock.nodes) {
                 int index = node.index();
                 if (hold.fixed()) {
                     // A fixed lease is not renewed: only the nodes that granted it hold it, and each
@@ -289,7 +289,7 @@ final class RedlockLock implements DistributedLock {
      */
     private Attempt tryNodes(boolean subscribed, long fixedLeaseMillis, Waiter waiter) {
         waiter.backOffAfterSplit();
-        List<Redlock.Node> nodes = redlock.nodes;
+        List<RedlockNode> nodes = redlock.nodes;
         int quorum = redlock.quorum;
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : redlock.leaseMillis;
         long validNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis - redlock.driftMillis(leaseMillis));
@@ -301,7 +301,7 @@ final class RedlockLock implements DistributedLock {
                 : new String[] {owner, Long.toString(leaseMillis)};
         long sent = System.nanoTime();
         Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum, reply -> (Long) reply.get(0) == 1L);
-        for (Redlock.Node node : nodes) {
+        for (RedlockNode node : nodes) {
             grants.watch(node.index(), node.scripts().run(script, keys.keysFor(script), args));
         }
         grants.await(sent + redlock.timeout.toNanos());
@@ -326,7 +326,7 @@ final class RedlockLock implements DistributedLock {
         boolean[] knows = new boolean[nodes.size()];
         int knowing = 0;
         Tally<Long> settled = new Tally<>(nodes.size(), quorum, reply -> reply == 1L);
-        for (Redlock.Node node : nodes) {
+        for (RedlockNode node : nodes) {
             int i = node.index();
             if (grants.isYes(i) && (Long) grants.reply(i).get(1) == token) {
                 knows[i] = true;
@@ -354,7 +354,7 @@ final class RedlockLock implements DistributedLock {
             granted[i] = grants.isYes(i);
         }
         Won won = new Won(owner, token, sent, granted);
-        for (Redlock.Node node : nodes) {
+        for (RedlockNode node : nodes) {
             // A grant whose reply comes after the decision counts from when the attempt was sent.
             int i = node.index();
             if (grants.isPending(i)) {
@@ -394,7 +394,7 @@ final class RedlockLock implements DistributedLock {
      */
     private void giveBack(String owner, Tally<?> sent, long leaseMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-        for (Redlock.Node node : redlock.nodes) {
+        for (RedlockNode node : redlock.nodes) {
             // Not where it was refused, nor where the acquire never left this client (refused
             // while the node's connection was down): nothing can be held there.
             if (!sent.isNo(node.index()) && !sent.neverSent(node.index())) {
@@ -404,12 +404,12 @@ final class RedlockLock implements DistributedLock {
         }
     }
 
-    private CompletionStage<Long> giveBackCommand(Redlock.Node node, String owner) {
+    private CompletionStage<Long> giveBackCommand(RedlockNode node, String owner) {
         return node.scripts().run(Script.LOCK_GIVE_BACK, keys.keysFor(Script.LOCK_GIVE_BACK), owner);
     }
 
     /** Sends a follow-up; if the node does not take it, its watchdog retries it until {@code deadline}. */
-    private void sendRetried(Redlock.Node node, String what, java.util.function.Supplier<CompletionStage<?>> command,
+    private void sendRetried(RedlockNode node, String what, java.util.function.Supplier<CompletionStage<?>> command,
             long deadline) {
         command.get().whenComplete((reply, failure) -> {
             if (failure != null) {
@@ -452,7 +452,7 @@ final class RedlockLock implements DistributedLock {
                 }
                 if (valid >= redlock.quorum) {
                     if (!hold.fixed()) {
-                        Redlock.Node node = redlock.nodes.get(index);
+                        RedlockNode node = redlock.nodes.get(index);
                         hold.leases[index] = node.watchdog().registerForClient(Script.REDLOCK_RENEW,
                                 keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(),
                                 now - TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis) - 1,
@@ -492,7 +492,7 @@ final class RedlockLock implements DistributedLock {
 
     /** Ends, on every node that still has it, a hold that is no longer held; no retries. */
     private void releaseQuietly(Hold hold) {
-        for (Redlock.Node node : redlock.nodes) {
+        for (RedlockNode node : redlock.nodes) {
             giveBackCommand(node, hold.owner);
         }
     }
@@ -539,7 +539,7 @@ final class RedlockLock implements DistributedLock {
         redlock.checkOpen();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(held.fixed() ? held.fixedMillis : redlock.leaseMillis);
         Tally<Long> released = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> reply == 1L);
-        for (Redlock.Node node : redlock.nodes) {
+        for (RedlockNode node : redlock.nodes) {
             CompletionStage<Long> reply = giveBackCommand(node, held.owner);
             released.watch(node.index(), reply);
             // A node that cannot be told now is told when it is back, while the lease lasts.
@@ -579,7 +579,7 @@ final class RedlockLock implements DistributedLock {
         List<Hold> before = List.copyOf(holds.values());
         Tally<Long> released = new Tally<>(redlock.nodes.size(), redlock.nodes.size(), reply -> reply == 1L);
         String fence = Long.toString(2 * redlock.leaseMillis);
-        for (Redlock.Node node : redlock.nodes) {
+        for (RedlockNode node : redlock.nodes) {
             released.watch(node.index(), node.scripts().run(Script.REDLOCK_FORCE_UNLOCK,
                     keys.keysFor(Script.REDLOCK_FORCE_UNLOCK), fence));
         }
@@ -616,8 +616,8 @@ final class RedlockLock implements DistributedLock {
     public boolean isLocked() {
         redlock.checkOpen();
         Tally<Long> exists = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> reply == 1L);
-        for (Redlock.Node node : redlock.nodes) {
-            exists.watch(node.index(), node.topology().commands().exists(keys.lock()));
+        for (RedlockNode node : redlock.nodes) {
+            exists.watch(node.index(), node.commands().exists(keys.lock()));
         }
         exists.await(System.nanoTime() + redlock.timeout.toNanos());
         if (exists.yes() >= redlock.quorum) {
@@ -648,7 +648,7 @@ final class RedlockLock implements DistributedLock {
     public LockSnapshot snapshot() {
         redlock.checkOpen();
         Tally<List<Object>> pictures = new Tally<>(redlock.nodes.size(), redlock.nodes.size(), reply -> true);
-        for (Redlock.Node node : redlock.nodes) {
+        for (RedlockNode node : redlock.nodes) {
             pictures.watch(node.index(), node.scripts().run(Script.LOCK_SNAPSHOT, keys.keysFor(Script.LOCK_SNAPSHOT)));
         }
         pictures.await(System.nanoTime() + redlock.timeout.toNanos());
