@@ -453,9 +453,9 @@ final class RedlockLock implements DistributedLock {
                 if (valid >= redlock.quorum) {
                     if (!hold.fixed()) {
                         RedlockNode node = redlock.nodes.get(index);
-                        hold.leases[index] = node.watchdog().registerForClient(Script.REDLOCK_RENEW,
+                        hold.leases[index] = node.watchdog().registerFor(Script.REDLOCK_RENEW,
                                 keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(),
-                                now - TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis) - 1,
+                                now - TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis) - 1, hold.thread,
                                 again -> nodeLost(hold, index, again));
                     } else {
                         hold.leases[index] = null;
@@ -784,6 +784,8 @@ final class RedlockLock implements DistributedLock {
 
     /** One thread's hold: its count (touched only by the owning thread), token and node leases. */
     private final class Hold {
+        /** The holding thread: a node's lease registered again ends as abandoned when it ends. */
+        final Thread thread;
         final long threadId;
         final String owner;
         final long token;
@@ -807,6 +809,7 @@ final class RedlockLock implements DistributedLock {
         volatile int count = 1;
 
         Hold(long threadId, String owner, long token, long fixedMillis, long startNanos, Object metric, int nodes) {
+            this.thread = Thread.currentThread();
             this.threadId = threadId;
             this.owner = owner;
             this.token = token;

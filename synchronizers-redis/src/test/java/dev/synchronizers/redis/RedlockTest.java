@@ -334,6 +334,48 @@ class RedlockTest {
         REDIS.get(other).del(tokenKey());
     }
 
+    /**
+     * A holding thread that ends without unlocking is reported (ABANDONED) and its hold is no longer
+     * renewed, also once every node's lease was registered again (each node lost the hold for a
+     * while and was taken back).
+     */
+    @Test
+    void abandoned_afterEveryNodeWasTakenBack_reportedAndNotRenewed() throws Exception {
+        Redlock client = client();
+        DistributedLock lock = client.lock(name);
+        java.util.concurrent.CountDownLatch locked = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch end = new java.util.concurrent.CountDownLatch(1);
+        Background<Void> holder = Background.start("holder", () -> {
+            lock.lock();
+            locked.countDown();
+            end.await();
+            return null;   // ends holding it
+        });
+        locked.await();
+        dev.synchronizers.fixture.Await.until("every node holds it",
+                () -> REDIS.stream().allMatch(redis -> ownerOn(redis, lockKey()) != null));
+        RedisInternals.renewNow(client);
+        String owner = ownerOn(REDIS.get(0), lockKey());
+        for (RedisCommands<String, String> redis : REDIS) {
+            String token = redis.hget(lockKey(), owner);
+            redis.hdel(lockKey(), owner);
+            redis.hset(lockKey(), "someone:1:1", "1");
+            RedisInternals.renewNow(client);   // gone on this node
+            redis.del(lockKey());
+            redis.set(tokenKey(), token);       // no newer token was issued here
+            RedisInternals.renewNow(client);   // taken back
+            assertEquals(token, redis.hget(lockKey(), owner));
+        }
+        end.countDown();
+        holder.get();
+
+        RedisInternals.renewNow(client);
+
+        dev.synchronizers.fixture.Await.until("the listener is told", () -> !lost.isEmpty());
+        assertEquals(LostHold.Cause.ABANDONED, lost.poll().cause());
+        assertEquals(0, RedisInternals.watchdogEntries(client), "no node renews it any more");
+    }
+
     /** A fixed lease is not renewed and is held on the granting nodes only for its length. */
     @Test
     void lock_fixedLease_endsWithItsLeaseOnEveryNode() throws Exception {

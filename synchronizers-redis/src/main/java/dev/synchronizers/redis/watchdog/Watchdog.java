@@ -158,6 +158,24 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
+     * Registers a renewable hold of {@code owner}, a thread other than the current one (a hold
+     * registered again by another node's watchdog): renewed every tick, and ended as
+     * {@link LostHold.Cause#ABANDONED} once that thread has ended.
+     *
+     * @param renewScript the batched script that renews this kind of hold
+     * @param keys the keys of one item of that script
+     * @param itemArgs the arguments of one item of that script
+     * @param sentNanos when the lease last started, by {@link System#nanoTime()}
+     * @param owner the thread that holds it
+     * @param onLost told once, on the watchdog thread, if the lease ends other than by {@link #unregister}
+     * @return the registered lease
+     */
+    public Lease registerFor(Script renewScript, String[] keys, String[] itemArgs, long sentNanos, Thread owner,
+            Consumer<LostHold.Cause> onLost) {
+        return add(new Lease(renewScript, keys, itemArgs, 0, sentNanos, owner, onLost));
+    }
+
+    /**
      * Registers a hold that belongs to the client rather than to a thread (semaphore permits): it
      * is renewed every tick until unregistered or lost, whichever threads come and go.
      *
