@@ -883,7 +883,11 @@ final class RedisLock implements DistributedLock {
                 kind + " '" + name + "': " + what + " failed: the hold was lost: " + LostHoldListeners.describe(cause));
     }
 
-    private static long leaseMillis(long leaseTime, TimeUnit unit) {
+    /**
+     * Checks a caller's lease time and returns it in milliseconds: positive, at least 1 ms, at most
+     * 3650 days. Shared by every lock that takes one.
+     */
+    static long leaseMillis(long leaseTime, TimeUnit unit) {
         Objects.requireNonNull(unit, "unit");
         if (leaseTime <= 0) {
             throw new IllegalArgumentException("leaseTime must be > 0: " + leaseTime + " " + unit);

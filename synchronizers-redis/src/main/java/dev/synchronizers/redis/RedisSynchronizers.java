@@ -382,11 +382,7 @@ public final class RedisSynchronizers implements Synchronizers {
          *     the hash tags that keep a synchronizer's keys in one Cluster slot)
          */
         public Builder keyPrefix(String keyPrefix) {
-            Objects.requireNonNull(keyPrefix, "keyPrefix must not be null");
-            if (keyPrefix.isEmpty() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-                throw new IllegalArgumentException("keyPrefix must be non-empty and free of '{' and '}': \"" + keyPrefix + "\"");
-            }
-            this.keyPrefix = keyPrefix;
+            this.keyPrefix = Settings.keyPrefix(keyPrefix);
             return this;
         }
 
@@ -400,11 +396,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws IllegalArgumentException if it is shorter than 30 ms
          */
         public Builder lease(Duration lease) {
-            Objects.requireNonNull(lease, "lease must not be null");
-            if (lease.toMillis() < 30) {
-                throw new IllegalArgumentException("lease must be at least 30 ms: " + lease.toMillis() + " ms");
-            }
-            this.lease = lease;
+            this.lease = Settings.lease(lease);
             return this;
         }
 
@@ -418,11 +410,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws IllegalArgumentException if it is not positive
          */
         public Builder commandTimeout(Duration commandTimeout) {
-            Objects.requireNonNull(commandTimeout, "commandTimeout must not be null");
-            if (commandTimeout.isNegative() || commandTimeout.isZero()) {
-                throw new IllegalArgumentException("commandTimeout must be > 0: " + commandTimeout);
-            }
-            this.commandTimeout = commandTimeout;
+            this.commandTimeout = Settings.commandTimeout(commandTimeout);
             return this;
         }
 

@@ -251,6 +251,11 @@ public final class Redlock implements AutoCloseable {
 
     /** How much earlier than the local clock says a lease of {@code millis} may end on some node. */
     long driftMillis(long millis) {
+        return driftMillis(millis, clockDriftFactor);
+    }
+
+    /** The drift allowance of a lease: {@code millis × clockDriftFactor + 2 ms}, rounded up. */
+    static long driftMillis(long millis, double clockDriftFactor) {
         return (long) Math.ceil(millis * clockDriftFactor) + 2;
     }
 
@@ -359,11 +364,7 @@ public final class Redlock implements AutoCloseable {
          * @throws IllegalArgumentException if it is empty or contains '{' or '}'
          */
         public Builder keyPrefix(String keyPrefix) {
-            Objects.requireNonNull(keyPrefix, "keyPrefix must not be null");
-            if (keyPrefix.isEmpty() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-                throw new IllegalArgumentException("keyPrefix must be non-empty and free of '{' and '}': \"" + keyPrefix + "\"");
-            }
-            this.keyPrefix = keyPrefix;
+            this.keyPrefix = Settings.keyPrefix(keyPrefix);
             return this;
         }
 
@@ -378,11 +379,7 @@ public final class Redlock implements AutoCloseable {
          * @throws IllegalArgumentException if it is shorter than 30 ms
          */
         public Builder lease(Duration lease) {
-            Objects.requireNonNull(lease, "lease must not be null");
-            if (lease.toMillis() < 30) {
-                throw new IllegalArgumentException("lease must be at least 30 ms: " + lease.toMillis() + " ms");
-            }
-            this.lease = lease;
+            this.lease = Settings.lease(lease);
             return this;
         }
 
@@ -413,11 +410,7 @@ public final class Redlock implements AutoCloseable {
          * @throws IllegalArgumentException if it is not positive
          */
         public Builder commandTimeout(Duration commandTimeout) {
-            Objects.requireNonNull(commandTimeout, "commandTimeout must not be null");
-            if (commandTimeout.isNegative() || commandTimeout.isZero()) {
-                throw new IllegalArgumentException("commandTimeout must be > 0: " + commandTimeout);
-            }
-            this.commandTimeout = commandTimeout;
+            this.commandTimeout = Settings.commandTimeout(commandTimeout);
             return this;
         }
 
@@ -494,7 +487,7 @@ public final class Redlock implements AutoCloseable {
                 throw new IllegalStateException("no nodes: call nodes(...)");
             }
             long leaseMillis = lease.toMillis();
-            if ((long) Math.ceil(leaseMillis * clockDriftFactor) + 2 >= leaseMillis / 2) {
+            if (driftMillis(leaseMillis, clockDriftFactor) >= leaseMillis / 2) {
                 throw new IllegalStateException("the drift allowance (lease × clockDriftFactor + 2 ms) must be under half"
                         + " the lease: lease " + leaseMillis + " ms, clockDriftFactor " + clockDriftFactor);
             }

@@ -42,7 +42,6 @@ final class RedlockLock implements DistributedLock {
 
     static final String KIND = "redlock";
 
-    private static final long MAX_LEASE_MILLIS = TimeUnit.DAYS.toMillis(3650);
     /** The longest random back-off after an attempt that got some grants but not a quorum. */
     private static final int MAX_BACKOFF_MILLIS = 30;
 
@@ -77,7 +76,7 @@ final class RedlockLock implements DistributedLock {
 
     @Override
     public void lock(long leaseTime, TimeUnit unit) {
-        acquireUninterruptibly(leaseMillis(leaseTime, unit));
+        acquireUninterruptibly(RedisLock.leaseMillis(leaseTime, unit));
     }
 
     @Override
@@ -102,7 +101,7 @@ final class RedlockLock implements DistributedLock {
 
     @Override
     public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
-        long leaseMillis = leaseMillis(leaseTime, unit);
+        long leaseMillis = RedisLock.leaseMillis(leaseTime, unit);
         return acquire(unit.toNanos(waitTime), true, leaseMillis);
     }
 
@@ -765,21 +764,6 @@ final class RedlockLock implements DistributedLock {
         return new SynchronizerUnavailableException(what + " " + KIND + " '" + name + "': only " + tally.answered()
                 + " of " + redlock.nodes.size() + " nodes answered within " + redlock.timeout.toMillis()
                 + " ms; a quorum is " + redlock.quorum + detail, first);
-    }
-
-    private static long leaseMillis(long leaseTime, TimeUnit unit) {
-        Objects.requireNonNull(unit, "unit");
-        if (leaseTime <= 0) {
-            throw new IllegalArgumentException("leaseTime must be > 0: " + leaseTime + " " + unit);
-        }
-        long millis = unit.toMillis(leaseTime);
-        if (millis < 1) {
-            throw new IllegalArgumentException("leaseTime must be at least 1 ms: " + leaseTime + " " + unit);
-        }
-        if (millis > MAX_LEASE_MILLIS) {
-            throw new IllegalArgumentException("leaseTime must be at most 3650 days: " + leaseTime + " " + unit);
-        }
-        return millis;
     }
 
     /** One thread's hold: its count (touched only by the owning thread), token and node leases. */
