@@ -1,0 +1,318 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.testkit.FaultProxy;
+import dev.synchronizers.testkit.RedisServer;
+import dev.synchronizers.testkit.RedisServers;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * A {@link Redlock} whose nodes' replies are lost or late, each node behind its own
+ * {@link FaultProxy}: commands that ran without their caller hearing of it, and follow-ups that
+ * never arrived. Every such state change is settled by a follow-up retried while its lease lasts,
+ * so nothing is left held for a lease, and a hold is never believed held once fewer than a quorum
+ * of nodes renewed it.
+ *
+ * <p>"Ran, reply lost" is {@link FaultProxy#holdReplies()} until the command is seen in Redis, then
+ * the connection cut. "Never arrived" is {@link FaultProxy#blackhole(boolean)} and the connection
+ * cut before it is turned off. No timing is asserted: the waits only turn a hang into a failure.
+ */
+@Tag("redis")
+class RedlockOutcomesTest {
+
+    private static final AtomicInteger PREFIXES = new AtomicInteger();
+    private static final List<RedisServer> NODES = new ArrayList<>();
+    private static final List<RedisClient> INSPECTORS = new ArrayList<>();
+    private static final List<RedisCommands<String, String>> REDIS = new ArrayList<>();
+    /** Longer than any test: a grant left behind would outlast it, so only a follow-up can end it. */
+    private static final Duration LONG_LEASE = Duration.ofSeconds(60);
+    /**
+     * The clients' command timeout: long enough that the test sees a command run and cuts the
+     * follow-up off before the caller gives up on the command's reply.
+     */
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+
+    private final Opened opened = new Opened();
+    private final Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+    private final List<FaultProxy> proxies = new ArrayList<>();
+    private String prefix;
+    private String name;
+
+    @BeforeAll
+    static void startNodes() {
+        for (int i = 0; i < 3; i++) {
+            RedisServer node = RedisServers.startManaged();
+            NODES.add(node);
+            RedisClient inspector = RedisClient.create(node.uri());
+            INSPECTORS.add(inspector);
+            RedisCommands<String, String> redis = inspector.connect(StringCodec.UTF8).sync();
+            // Cached, so that a held call is one EVALSHA that runs (a NOSCRIPT answer would be held too).
+            for (Script script : Script.values()) {
+                redis.scriptLoad(ScriptRegistry.text(script));
+            }
+            REDIS.add(redis);
+        }
+    }
+
+    @AfterAll
+    static void stopNodes() {
+        INSPECTORS.forEach(inspector -> inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
+        NODES.forEach(RedisServer::close);
+    }
+
+    @BeforeEach
+    void setUp(TestInfo test) {
+        prefix = "rlo" + PREFIXES.incrementAndGet();
+        name = test.getTestMethod().orElseThrow().getName();
+        for (RedisServer node : NODES) {
+            proxies.add(opened.add(FaultProxy.start(node.port())));
+        }
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        for (FaultProxy proxy : proxies) {
+            proxy.blackhole(false);
+            proxy.pass();
+        }
+        opened.closeAll();
+    }
+
+    /** A client whose every node is reached through this test's proxies. */
+    private Redlock proxied(Duration lease) {
+        return opened.add(Redlock.builder()
+                .nodes(proxies.stream().map(FaultProxy::uri).toArray(String[]::new))
+                .keyPrefix(prefix).lease(lease).commandTimeout(TIMEOUT).lostHoldListener(lost::add).build());
+    }
+
+    /** A client that reaches the nodes directly. */
+    private Redlock direct() {
+        return opened.add(Redlock.builder()
+                .nodes(NODES.stream().map(RedisServer::uri).toArray(String[]::new))
+                .keyPrefix(prefix).lease(LONG_LEASE).commandTimeout(TIMEOUT).build());
+    }
+
+    private String lockKey() {
+        return prefix + ":redlock:{" + name + "}";
+    }
+
+    /** The owner field of the lock's hash on node {@code i}, or null if it has no holder. */
+    private String ownerOn(int i) {
+        return REDIS.get(i).hkeys(lockKey()).stream().filter(field -> !field.startsWith(":")).findFirst().orElse(null);
+    }
+
+    /** Cuts every connection through node {@code i}'s proxy, losing what it kept, and lets traffic through again. */
+    private void loseKept(int i) {
+        proxies.get(i).cutAll();
+        proxies.get(i).blackhole(false);
+        proxies.get(i).pass();
+    }
+
+    /** Ticks the client's watchdogs until every follow-up it retries has been taken. */
+    private static void awaitFollowUps(Redlock client) {
+        Await.until("every retried follow-up was taken", () -> {
+            RedisInternals.renewNow(client);
+            return RedisInternals.pendingRetries(client) == 0;
+        });
+    }
+
+    /* --------------- acquire --------------- */
+
+    /**
+     * An attempt that ran on two of three nodes whose replies were lost, and whose give-backs to
+     * them never arrived: the caller is told the outcome is unknown, and the give-backs are retried
+     * until taken, so another client gets the lock without waiting out the 60 s lease.
+     */
+    @Test
+    void tryLock_grantsOnTwoNodesUnheardAndTheirGiveBacksLost_theRetriedGiveBacksFreeTheLock() throws Exception {
+        Redlock client = proxied(LONG_LEASE);
+        DistributedLock lock = client.lock(name);
+        proxies.get(1).holdReplies();
+        proxies.get(2).holdReplies();
+        Background<Boolean> attempt = Background.start("attempt", lock::tryLock);
+        Await.until("the attempt ran on nodes 1 and 2", () -> ownerOn(1) != null && ownerOn(2) != null);
+        proxies.get(1).blackhole(true);
+        proxies.get(2).blackhole(true);
+
+        Throwable failure = attempt.failure();
+        assertInstanceOf(SynchronizerUnavailableException.class, failure);
+        assertTrue(failure.getMessage().contains("only 1 of 3 nodes answered"), failure.getMessage());
+        loseKept(1);
+        loseKept(2);
+        assertEquals(ownerOn(1), ownerOn(2), "the unheard grants are still there, held for the failed attempt");
+        awaitFollowUps(client);
+
+        for (int i = 0; i < 3; i++) {
+            assertNull(ownerOn(i), "node " + i + " still held for an attempt that failed");
+        }
+        DistributedLock other = direct().lock(name);
+        assertTrue(other.tryLock(), "the lock is free at once, not after the failed attempt's lease");
+        other.unlock();
+        assertTrue(lost.isEmpty(), "a failed attempt is no hold, so none is lost: " + lost);
+    }
+
+    /**
+     * An attempt whose grant on one node was unheard (the reply came after the decision) still
+     * acquires on the two others; the late grant is part of the hold, and unlock() ends it there
+     * too.
+     */
+    @Test
+    void lock_oneNodesGrantLate_acquiresOnTheOthersAndUnlockEndsTheLateGrantToo() {
+        Redlock client = proxied(LONG_LEASE);
+        DistributedLock lock = client.lock(name);
+        proxies.get(2).holdReplies();
+        lock.lock();
+        Await.until("the grant ran on node 2", () -> ownerOn(2) != null);
+        proxies.get(2).pass();
+        long token = lock.fencingToken();
+        assertTrue(token > 0);
+
+        lock.unlock();
+        Await.until("the release reached node 2", () -> ownerOn(2) == null);
+        for (int i = 0; i < 3; i++) {
+            assertNull(ownerOn(i), "node " + i + " still held after unlock()");
+        }
+        DistributedLock other = direct().lock(name);
+        assertTrue(other.tryLock());
+        assertTrue(other.fencingToken() > token, "the next holder's token is greater");
+        other.unlock();
+    }
+
+    /* --------------- release --------------- */
+
+    /**
+     * An unlock() whose releases to two of three nodes never arrived: the caller is told the
+     * outcome is unknown, the hold is over in this JVM, and the releases are retried until the
+     * nodes take them, so another client gets the lock without waiting out the lease.
+     */
+    @Test
+    void unlock_releasesToTwoNodesLost_throwsUnavailableAndTheRetriedReleasesFreeTheLock() {
+        Redlock client = proxied(LONG_LEASE);
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        proxies.get(1).blackhole(true);
+        proxies.get(2).blackhole(true);
+
+        SynchronizerUnavailableException e = assertThrows(SynchronizerUnavailableException.class, lock::unlock);
+        assertTrue(e.getMessage().contains("only 1 of 3 nodes answered"), e.getMessage());
+        assertFalse(lock.isHeldByCurrentThread(), "the hold is dropped locally");
+        assertEquals(0, lock.getHoldCount());
+        loseKept(1);
+        loseKept(2);
+        assertEquals(ownerOn(1), ownerOn(2), "the releases that never arrived left the hold on nodes 1 and 2");
+        awaitFollowUps(client);
+
+        for (int i = 0; i < 3; i++) {
+            assertNull(ownerOn(i), "node " + i + " still held after the retried release");
+        }
+        DistributedLock other = direct().lock(name);
+        assertTrue(other.tryLock(), "the lock is free at once, not after the released hold's lease");
+        other.unlock();
+        assertTrue(lost.isEmpty(), "the hold was released, not lost: " + lost);
+    }
+
+    /**
+     * An unlock() whose release to one node of three never arrived succeeds (a quorum released it);
+     * the remaining node is released by the retry.
+     */
+    @Test
+    void unlock_releaseToOneNodeLost_succeedsAndTheRetryReleasesThatNode() {
+        Redlock client = proxied(LONG_LEASE);
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        proxies.get(2).blackhole(true);
+
+        lock.unlock();
+        assertFalse(lock.isHeldByCurrentThread());
+        loseKept(2);
+        assertTrue(ownerOn(2) != null, "the release never reached node 2");
+        awaitFollowUps(client);
+        assertNull(ownerOn(2), "the retried release ended the hold on node 2");
+        assertTrue(lost.isEmpty(), "the hold was released, not lost: " + lost);
+    }
+
+    /* --------------- renewal --------------- */
+
+    /**
+     * Renewals that reach only one node of three: the hold is reported lost as UNRENEWABLE (it
+     * cannot be known held by a quorum once their leases may have run out), unlock() throws, and
+     * the next holder, once the nodes let the lease go, gets a greater token. Renewals that reach
+     * two of three keep it.
+     */
+    @Test
+    void renewal_reachesOnlyOneNode_holdReportedUnrenewableAndUnlockThrows() {
+        Redlock client = proxied(Duration.ofSeconds(3));
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        long token = lock.fencingToken();
+        proxies.get(2).blackhole(true);
+        // Ticks while node 2 does not answer for longer than a lease: two of three keep renewing it.
+        DistributedLock probe = direct().lock(name);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+        while (System.nanoTime() < until) {
+            RedisInternals.renewNow(client);
+        }
+        assertTrue(lost.isEmpty(), "two of three nodes renewed it: " + lost);
+        assertTrue(lock.isHeldByCurrentThread());
+        assertFalse(probe.tryLock(), "a quorum still holds it for its holder");
+
+        proxies.get(1).blackhole(true);
+        Await.until("the hold is reported lost", () -> {
+            RedisInternals.renewNow(client);
+            return !lost.isEmpty();
+        });
+        LostHold report = lost.remove();
+        assertEquals(LostHold.Cause.UNRENEWABLE, report.cause());
+        assertEquals(token, report.fencingToken());
+        LostHoldException e = assertThrows(LostHoldException.class, lock::unlock);
+        assertEquals(LostHold.Cause.UNRENEWABLE, e.lostCause());
+        assertFalse(lock.isHeldByCurrentThread());
+
+        DistributedLock next = direct().lock(name);
+        assertTrue(lockWithin30s(next), "the nodes let the lost hold's lease go");
+        assertTrue(next.fencingToken() > token, "the next holder's token is greater");
+        next.unlock();
+    }
+
+    private static boolean lockWithin30s(DistributedLock lock) {
+        try {
+            return lock.tryLock(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}
