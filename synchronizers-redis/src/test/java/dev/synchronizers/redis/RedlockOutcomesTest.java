@@ -22,6 +22,11 @@ import dev.synchronizers.testkit.RedisServers;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.StringCodec;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -111,9 +116,13 @@ class RedlockOutcomesTest {
 
     /** A client whose every node is reached through this test's proxies. */
     private Redlock proxied(Duration lease) {
+        return proxied(lease, TIMEOUT);
+    }
+
+    private Redlock proxied(Duration lease, Duration timeout) {
         return opened.add(Redlock.builder()
                 .nodes(proxies.stream().map(FaultProxy::uri).toArray(String[]::new))
-                .keyPrefix(prefix).lease(lease).commandTimeout(TIMEOUT).lostHoldListener(lost::add).build());
+                .keyPrefix(prefix).lease(lease).commandTimeout(timeout).lostHoldListener(lost::add).build());
     }
 
     /** A client that reaches the nodes directly. */
@@ -305,6 +314,72 @@ class RedlockOutcomesTest {
         assertTrue(lockWithin30s(next), "the nodes let the lost hold's lease go");
         assertTrue(next.fencingToken() > token, "the next holder's token is greater");
         next.unlock();
+    }
+
+    /**
+     * A node that stays unreachable while a hold lasts logs one warning for its failed renewals,
+     * not one every tick, and one line once they are answered again; the hold is kept by the two
+     * others meanwhile.
+     */
+    @Test
+    void renewal_nodeUnreachableForManyTicks_oneWarningAndOneLineWhenItAnswersAgain() throws Exception {
+        Redlock client = proxied(LONG_LEASE, Duration.ofMillis(300));
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        PrintStream stderr = System.err;
+        System.setErr(new PrintStream(new Tee(stderr, log), true, StandardCharsets.UTF_8));
+        try {
+            proxies.get(2).blackhole(true);
+            for (int tick = 0; tick < 4; tick++) {
+                RedisInternals.renewNow(client);
+            }
+            loseKept(2);
+            Await.until("node 2 renews again", () -> {
+                RedisInternals.renewNow(client);
+                return log.toString(StandardCharsets.UTF_8).contains("watchdog renews again");
+            });
+        } finally {
+            System.setErr(stderr);
+        }
+        String lines = log.toString(StandardCharsets.UTF_8);
+        assertEquals(1, count(lines, " WARN ", "watchdog could not renew"), lines);
+        assertEquals(1, count(lines, " INFO ", "watchdog renews again"), lines);
+        assertTrue(lost.isEmpty(), "two of three nodes renewed it throughout: " + lost);
+        lock.unlock();
+    }
+
+    private static long count(String lines, String level, String text) {
+        return lines.lines().filter(line -> line.contains(level) && line.contains(text)).count();
+    }
+
+    /** Writes to two streams. */
+    private static final class Tee extends OutputStream {
+        private final OutputStream first;
+        private final OutputStream second;
+
+        Tee(OutputStream first, OutputStream second) {
+            this.first = first;
+            this.second = second;
+        }
+
+        @Override
+        public synchronized void write(int b) throws IOException {
+            first.write(b);
+            second.write(b);
+        }
+
+        @Override
+        public synchronized void write(byte[] bytes, int offset, int length) throws IOException {
+            first.write(bytes, offset, length);
+            second.write(bytes, offset, length);
+        }
+
+        @Override
+        public synchronized void flush() throws IOException {
+            first.flush();
+            second.flush();
+        }
     }
 
     private static boolean lockWithin30s(DistributedLock lock) {

@@ -19,6 +19,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -74,6 +75,12 @@ public final class Watchdog implements AutoCloseable {
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ScheduledExecutorService scheduler;
     private volatile Thread thread;
+    /**
+     * Ticks in a row in which some renewal got no answer: only the first of a run is logged as a
+     * warning, and the first tick that renews again says how long the run was, so that a server
+     * that stays down (a Redlock node, a cluster master) does not log a warning every tick.
+     */
+    private final AtomicInteger failingTicks = new AtomicInteger();
 
     /**
      * Starts the watchdog thread.
@@ -372,9 +379,12 @@ public final class Watchdog implements AutoCloseable {
         // answer lasts one command timeout, not one per call, so the next tick comes in time.
         long deadline = System.nanoTime() + timeout.toNanos();
         int[] renewedAndFailed = new int[2];
+        String failure = null;
         for (Batch batch : batches) {
-            settle(batch, now, renewedAndFailed, deadline);
+            String why = settle(batch, now, renewedAndFailed, deadline);
+            failure = failure == null ? why : failure;
         }
+        logOutcome(renewedAndFailed, failure);
         if (acked != null) {
             try {
                 long replicas = Replies.await(acked, untilDeadline(deadline), "wait for replicas after the renewals");
@@ -389,6 +399,25 @@ public final class Watchdog implements AutoCloseable {
             }
         }
         return renewedAndFailed;
+    }
+
+    /** Warns at the first tick of a run in which renewals get no answer; says when they get one again. */
+    private void logOutcome(int[] renewedAndFailed, String failure) {
+        if (renewedAndFailed[1] > 0) {
+            int before = failingTicks.getAndIncrement();
+            if (before == 0) {
+                log.warn("watchdog could not renew {} leases; each counts as lost once its lease may run out (further"
+                        + " ticks that fail are logged at DEBUG until one renews again): {}", renewedAndFailed[1], failure);
+            } else {
+                log.debug("watchdog could not renew {} leases, {} ticks in a row: {}", renewedAndFailed[1], before + 1,
+                        failure);
+            }
+        } else {
+            int run = failingTicks.getAndSet(0);
+            if (run > 0 && renewedAndFailed[0] > 0) {
+                log.info("watchdog renews again, after {} ticks in which some renewals got no answer", run);
+            }
+        }
     }
 
     private CompletionStage<List<Object>> send(Script script, List<Lease> chunk) {
@@ -407,7 +436,8 @@ public final class Watchdog implements AutoCloseable {
         return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     }
 
-    private void settle(Batch batch, long tickStart, int[] renewedAndFailed, long deadline) {
+    /** Settles one batch's renewals; returns why Redis did not answer for it, or null if it did. */
+    private String settle(Batch batch, long tickStart, int[] renewedAndFailed, long deadline) {
         List<Object> renewed;
         try {
             renewed = Replies.await(batch.reply, untilDeadline(deadline), "renew " + batch.leases.size() + " leases");
@@ -423,10 +453,8 @@ public final class Watchdog implements AutoCloseable {
                     lose(lease, LostHold.Cause.UNRENEWABLE);
                 }
             }
-            log.warn("watchdog could not renew {} leases; each counts as lost once its lease may run out: {}",
-                    batch.leases.size(), e.getMessage());
             renewedAndFailed[1] += batch.leases.size();
-            return;
+            return e.getMessage();
         }
         for (int i = 0; i < batch.leases.size(); i++) {
             Lease lease = batch.leases.get(i);
@@ -437,6 +465,7 @@ public final class Watchdog implements AutoCloseable {
                 lose(lease, LostHold.Cause.GONE);
             }
         }
+        return null;
     }
 
     private void lose(Lease lease, LostHold.Cause cause) {
