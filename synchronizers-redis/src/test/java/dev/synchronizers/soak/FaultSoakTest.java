@@ -128,7 +128,7 @@ class FaultSoakTest {
     }
 
     private Path historyFile(String jvm) {
-        return dir.resolve("history-" + jvm + ".log");
+        return SoakReport.historyFile(dir, jvm);
     }
 
     private void stopWorkers(List<Slot> slots) throws InterruptedException {
@@ -287,45 +287,6 @@ class FaultSoakTest {
     }
 
     private void report() throws IOException {
-        Map<String, List<Event>> histories = new TreeMap<>();
-        for (int i = 1; i <= jvms; i++) {
-            String jvm = "w" + i;
-            histories.put(jvm, History.read(jvm, historyFile(jvm)));
-        }
-        List<String> overlaps = witness.records(Witness.OVERLAPS);
-        List<String> refusals = witness.records(Witness.REFUSALS);
-        Files.write(dir.resolve("overlaps.txt"), overlaps, StandardCharsets.UTF_8);
-        Files.write(dir.resolve("refusals.txt"), refusals, StandardCharsets.UTF_8);
-        HistoryChecker.Verdict verdict = HistoryChecker.check(histories, killed, overlaps, refusals);
-        List<String> violations = new ArrayList<>(verdict.violations());
-        violations.addAll(finalViolations);
-        int faultCount = faults.values().stream().mapToInt(Integer::intValue).sum();
-        StringBuilder faultList = new StringBuilder();
-        faults.forEach((kind, count) -> faultList.append(faultList.length() == 0 ? "" : ", ").append(kind)
-                .append(' ').append(count));
-        String line = "soak: " + seconds + " s, seed " + seed + ": ops=" + verdict.operations()
-                + " (acquired " + verdict.acquisitions() + "), faults=" + faultCount + " (" + faultList + ")"
-                + ", lost-hold signals=" + verdict.listenerSignals() + " (+" + verdict.lostAtRelease()
-                + " at release, " + verdict.unreportedSemaphoreLosses() + " of them semaphore releases never reported"
-                + " to the listener), overlaps=" + verdict.overlaps() + " (covered " + verdict.coveredOverlaps()
-                + "), fenced out=" + verdict.fencedOut() + " of " + verdict.refusals() + " refused"
-                + ", inconclusive=" + verdict.inconclusive().size() + ", violations=" + violations.size();
-        // Counted and shown by kind (what a violation's text says before its first colon), a few of each.
-        Map<String, Integer> kinds = new TreeMap<>();
-        StringBuilder examples = new StringBuilder();
-        for (String violation : violations) {
-            if (kinds.merge(violation.substring(0, Math.max(0, violation.indexOf(':'))), 1, Integer::sum) <= 3) {
-                examples.append("  violation: ").append(violation).append('\n');
-            }
-        }
-        StringBuilder summary = new StringBuilder(line).append(kinds.isEmpty() ? "" : " " + kinds).append('\n')
-                .append(examples);
-        verdict.inconclusive().stream().limit(5).forEach(each -> summary.append("  inconclusive: ").append(each).append('\n'));
-        verdict.notes().stream().limit(3).forEach(note -> summary.append("  note: ").append(note).append('\n'));
-        summary.append("  histories in ").append(dir.toAbsolutePath()).append('\n');
-        Files.writeString(dir.resolve("summary.txt"), summary, StandardCharsets.UTF_8);
-        System.out.print(summary);
-        System.out.flush();
-        assertTrue(violations.isEmpty(), summary.toString());
+        SoakReport.judge("soak", dir, jvms, witness, killed, faults, finalViolations, seconds, seed);
     }
 }

@@ -6,6 +6,7 @@ import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.Redlock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,12 +28,17 @@ import java.util.concurrent.TimeUnit;
  * operation that runs past its bound while it still runs ({@code HUNG}), so that a hang is on file
  * even if this JVM is killed before it ends.
  *
- * <p>Arguments: {@code <redis uri> <witness uri> <key prefix> <jvm id> <history file> <seed>
+ * <p>Given several Redis URIs (comma-separated), it is a worker of the Redlock soak instead: a
+ * {@link Redlock} over those nodes, and only lock operations, on the names of {@link #LOCKS}.
+ *
+ * <p>Arguments: {@code <redis uri>[,<redis uri>...] <witness uri> <key prefix> <jvm id> <history file> <seed>
  * <lease millis> <command timeout millis> <slack millis>}. Prints {@code READY} once connected and
  * {@code DONE} once every thread stopped and the client is closed; exits 0.
  */
 public final class SoakWorkerMain {
 
+    /** The kind a Redlock's lock reports its lost holds as. */
+    static final String REDLOCK = "redlock";
     /** Threads per worker JVM. */
     static final int THREADS = 4;
     /** Non-fair lock names. */
@@ -52,7 +58,10 @@ public final class SoakWorkerMain {
     /** A write hold's weight inside a read-write lock: more than any number of readers may share. */
     static final int WRITE_WEIGHT = 1000;
 
+    /** The client, or null in a Redlock worker. */
     private final RedisSynchronizers client;
+    /** The Redlock, or null in a worker of the one-server soak. */
+    private final Redlock redlock;
     private final Witness witness;
     private final History history;
     private final String jvm;
@@ -64,9 +73,10 @@ public final class SoakWorkerMain {
     private record Running(String hold, long startNanos, long boundMillis) {
     }
 
-    private SoakWorkerMain(RedisSynchronizers client, Witness witness, History history, String jvm,
+    private SoakWorkerMain(RedisSynchronizers client, Redlock redlock, Witness witness, History history, String jvm,
             long slackMillis, long seed) {
         this.client = client;
+        this.redlock = redlock;
         this.witness = witness;
         this.history = history;
         this.jvm = jvm;
@@ -91,6 +101,7 @@ public final class SoakWorkerMain {
     static List<String> insideKeys() {
         List<String> keys = new ArrayList<>();
         LOCKS.forEach(name -> keys.add(Witness.insideKey(synchronizer("lock", name))));
+        LOCKS.forEach(name -> keys.add(Witness.insideKey(synchronizer(REDLOCK, name))));
         FAIR_LOCKS.forEach(name -> keys.add(Witness.insideKey(synchronizer("fair lock", name))));
         READ_WRITE_LOCKS.forEach(name -> keys.add(Witness.insideKey(synchronizer("rw", name))));
         SEMAPHORES.keySet().forEach(name -> keys.add(Witness.insideKey(synchronizer("semaphore", name))));
@@ -104,12 +115,23 @@ public final class SoakWorkerMain {
         long timeoutMillis = Long.parseLong(args[7]);
         History history = History.create(Path.of(args[4]));
         Witness witness = Witness.connect(args[1], clientName(jvm));
-        RedisSynchronizers client = connect(redisUri, args[2], leaseMillis, timeoutMillis, history);
-        history.record("START", jvm, client.clientId(), ProcessHandle.current().pid());
+        RedisSynchronizers client = null;
+        Redlock redlock = null;
+        if (redisUri.contains(",")) {
+            redlock = connectRedlock(redisUri.split(","), args[2], leaseMillis, timeoutMillis, history);
+            history.record("START", jvm, redlock.clientId(), ProcessHandle.current().pid());
+        } else {
+            client = connect(redisUri, args[2], leaseMillis, timeoutMillis, history);
+            history.record("START", jvm, client.clientId(), ProcessHandle.current().pid());
+        }
         System.out.println("READY");
         System.out.flush();
-        new SoakWorkerMain(client, witness, history, jvm, Long.parseLong(args[8]), Long.parseLong(args[5])).run();
-        client.close();
+        new SoakWorkerMain(client, redlock, witness, history, jvm, Long.parseLong(args[8]), Long.parseLong(args[5])).run();
+        if (redlock != null) {
+            redlock.close();
+        } else {
+            client.close();
+        }
         history.record("DONE");
         history.close();
         witness.close();
@@ -137,6 +159,29 @@ public final class SoakWorkerMain {
                     throw e;
                 }
                 TimeUnit.MILLISECONDS.sleep(200);   // a retry interval; the server may be SIGSTOPped
+            }
+        }
+    }
+
+    /** As {@link #connect}, for a Redlock over {@code uris}: a quorum of them may be stalled or cut off now. */
+    private static Redlock connectRedlock(String[] uris, String prefix, long leaseMillis, long timeoutMillis,
+            History history) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                return Redlock.builder()
+                        .nodes(uris)
+                        .keyPrefix(prefix)
+                        .lease(Duration.ofMillis(leaseMillis))
+                        .commandTimeout(Duration.ofMillis(timeoutMillis))
+                        .lostHoldListener(hold -> history.record("LOST", hold.name(), hold.kind(), hold.threadId(),
+                                hold.fencingToken(), hold.cause()))
+                        .build();
+            } catch (SynchronizerUnavailableException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                TimeUnit.MILLISECONDS.sleep(200);   // a retry interval; nodes may be SIGSTOPped
             }
         }
     }
@@ -194,6 +239,11 @@ public final class SoakWorkerMain {
     private void operation(String hold, SplittableRandom random) {
         long wait = random.nextLong(MAX_WAIT_MILLIS + 1);
         long work = random.nextInt(20) == 0 ? 2000 + random.nextLong(MAX_WORK_MILLIS - 1999) : 20 + random.nextLong(230);
+        if (redlock != null) {
+            String name = LOCKS.get(random.nextInt(LOCKS.size()));
+            lockOp(hold, REDLOCK, name, redlock.lock(name), synchronizer(REDLOCK, name), true, 1, 1, wait, work);
+            return;
+        }
         int pick = random.nextInt(100);
         if (pick < 20) {
             String name = LOCKS.get(random.nextInt(LOCKS.size()));
