@@ -74,9 +74,14 @@ final class RedlockLock implements DistributedLock {
         acquireUninterruptibly(0);
     }
 
+    /**
+     * As {@link DistributedLock#lock(long, TimeUnit)}; also throws {@link IllegalArgumentException}
+     * if the lease leaves no validity worth having: the drift allowance
+     * ({@code leaseTime × clockDriftFactor + 2 ms}) is at least half of it, as for the client's lease.
+     */
     @Override
     public void lock(long leaseTime, TimeUnit unit) {
-        acquireUninterruptibly(RedisLock.leaseMillis(leaseTime, unit));
+        acquireUninterruptibly(fixedLeaseMillis(leaseTime, unit));
     }
 
     @Override
@@ -99,10 +104,28 @@ final class RedlockLock implements DistributedLock {
         return acquire(unit.toNanos(time), true, 0);
     }
 
+    /**
+     * As {@link DistributedLock#tryLock(long, long, TimeUnit)}; also throws
+     * {@link IllegalArgumentException} if the drift allowance is at least half the lease (see
+     * {@link #lock(long, TimeUnit)}).
+     */
     @Override
     public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
-        long leaseMillis = RedisLock.leaseMillis(leaseTime, unit);
+        long leaseMillis = fixedLeaseMillis(leaseTime, unit);
         return acquire(unit.toNanos(waitTime), true, leaseMillis);
+    }
+
+    /**
+     * Checks a caller's fixed lease: one the drift allowance eats half of or more could never be
+     * acquired in time (every attempt would be given back, and lock() would try for ever).
+     */
+    private long fixedLeaseMillis(long leaseTime, TimeUnit unit) {
+        long millis = RedisLock.leaseMillis(leaseTime, unit);
+        if (redlock.driftMillis(millis) >= millis / 2) {
+            throw new IllegalArgumentException("leaseTime too short for a Redlock: " + leaseTime + " " + unit
+                    + "; the drift allowance (lease × clockDriftFactor + 2 ms) must be under half of it");
+        }
+        return millis;
     }
 
     private void acquireUninterruptibly(long fixedLeaseMillis) {
