@@ -308,8 +308,11 @@ final class RedlockLock implements DistributedLock {
      * did not refuse, including those whose reply did not come.
      *
      * @throws SynchronizerUnavailableException if fewer than a quorum of nodes answered
+     * @throws IllegalStateException if the client is closed
      */
     private Attempt tryNodes(boolean subscribed, long fixedLeaseMillis, Waiter waiter) {
+        // A waiter woken by close() fails here, rather than trying once more and sleeping again.
+        redlock.checkOpen();
         waiter.backOffAfterSplit();
         List<RedlockNode> nodes = redlock.nodes;
         int quorum = redlock.quorum;
