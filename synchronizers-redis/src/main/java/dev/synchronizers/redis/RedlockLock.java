@@ -631,7 +631,9 @@ final class RedlockLock implements DistributedLock {
             }
         }
         acquirer.wakeHead();
-        return released.yes() > 0;
+        // Held means held by a quorum, as isLocked() says: a key on fewer nodes (an attempt under
+        // way, a give-back not landed yet) is deleted too, but it was no hold.
+        return released.yes() >= redlock.quorum;
     }
 
     /* --------------- queries --------------- */
