@@ -9,6 +9,7 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import io.lettuce.core.RedisClient;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -83,6 +85,51 @@ class RedlockReviewTest {
 
     private String lockKey() {
         return prefix + ":redlock:{" + name + "}";
+    }
+
+    private String tokenKey() {
+        return lockKey() + ":token";
+    }
+
+    /**
+     * The holder's JVM is paused (a long GC, a frozen VM) past its lease; meanwhile another client
+     * takes the lock, with a greater token, and releases it, and its last token runs out on the
+     * nodes a second later. The resumed holder must be told that its hold was lost ("nothing is
+     * lost silently": topologies.md, "one whose holder was paused past its validity is reported when
+     * the holder resumes"). Its watchdogs instead find the lock free on every node with no newer
+     * last token, take the hold back everywhere (redlock-renew.lua's reply 2), and it goes on
+     * believing it held the lock all along, though another client held it in between.
+     */
+    @Test
+    void holderPausedPastItsLease_anotherHeldAndReleasedMeanwhile_resumedHolderIsToldItLostTheHold()
+            throws Exception {
+        String uris = NODES.stream().map(RedisServer::uri).collect(Collectors.joining(","));
+        try (ChildJvm holder = ChildJvm.start(RedlockHolderMain.class, uris, prefix, name, "1500", "1000",
+                NODES.get(0).uri(), prefix + "-store")) {
+            long oldToken = Long.parseLong(holder.awaitLine("LOCKED", Duration.ofSeconds(60)).split(" ")[1]);
+            holder.pause();
+            long newToken;
+            try {
+                DistributedLock lock = client(Duration.ofSeconds(30)).lock(name);
+                lock.lock();   // once the paused holder's lease ran out on a quorum
+                newToken = lock.fencingToken();
+                lock.unlock();
+                Await.until("the lock and its last token are gone from every node",
+                        () -> REDIS.stream().allMatch(redis -> redis.exists(lockKey(), tokenKey()) == 0));
+            } finally {
+                holder.resume();
+            }
+            assertTrue(newToken > oldToken, newToken + " after " + oldToken);
+            String told;
+            try {
+                told = holder.awaitLine("LOST", Duration.ofSeconds(20));
+            } catch (IllegalStateException silent) {
+                List<String> onNodes = REDIS.stream().map(redis -> String.valueOf(redis.hgetall(lockKey()))).toList();
+                throw new AssertionError("the resumed holder was never told its hold was lost (its old token "
+                        + oldToken + ", the next holder's " + newToken + "); the nodes now hold: " + onNodes, silent);
+            }
+            assertTrue(told.startsWith("LOST"), told);
+        }
     }
 
     /**
