@@ -22,7 +22,9 @@ redis.replicate_commands()
 
 local now = redis.call('TIME')
 local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
-local waiters_field = ':w:' .. (string.match(owner, '^(.*):') or owner)
+-- The owner's client: the part before the first ':' (a Redlock's owners go on with a thread and an
+-- attempt number), so that the record is one per client, overwritten by each of its tries.
+local waiters_field = ':w:' .. (string.match(owner, '^([^:]*):') or owner)
 
 if redis.call('EXISTS', lock) == 1 and redis.call('HEXISTS', lock, owner) == 0 then
   -- The mark lives in the holder's hash, so it goes with the hold and needs no lease of its own.

@@ -31,7 +31,8 @@ local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
 local next_token = math.max(now_us, tonumber(redis.call('GET', token_key) or '0') + 1)
 redis.call('HDEL', lock, owner)
 redis.call('HSET', lock, next_owner, next_token)
-local waiters_field = ':w:' .. (string.match(next_owner, '^(.*):') or next_owner)
+-- One record per client, named as in lock-acquire-waiting.lua: the part of the owner before its first ':'.
+local waiters_field = ':w:' .. (string.match(next_owner, '^([^:]*):') or next_owner)
 if waiters > 0 then
   redis.call('HSET', lock, waiters_field, string.format('%d', waiters))
 else

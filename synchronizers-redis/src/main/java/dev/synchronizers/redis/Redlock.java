@@ -224,8 +224,9 @@ public final class Redlock implements AutoCloseable {
     }
 
     /**
-     * Closes the client: the watchdogs stop, and holds still open expire with their lease on each
-     * node. Idempotent.
+     * Closes the client: the watchdogs stop, this client's waiters are woken and fail with
+     * {@link IllegalStateException}, and holds still open expire with their lease on each node.
+     * Idempotent.
      */
     @Override
     public void close() {

@@ -74,9 +74,14 @@ final class RedlockLock implements DistributedLock {
         acquireUninterruptibly(0);
     }
 
+    /**
+     * As {@link DistributedLock#lock(long, TimeUnit)}; also throws {@link IllegalArgumentException}
+     * if the lease leaves no validity worth having: the drift allowance
+     * ({@code leaseTime × clockDriftFactor + 2 ms}) is at least half of it, as for the client's lease.
+     */
     @Override
     public void lock(long leaseTime, TimeUnit unit) {
-        acquireUninterruptibly(RedisLock.leaseMillis(leaseTime, unit));
+        acquireUninterruptibly(fixedLeaseMillis(leaseTime, unit));
     }
 
     @Override
@@ -99,10 +104,28 @@ final class RedlockLock implements DistributedLock {
         return acquire(unit.toNanos(time), true, 0);
     }
 
+    /**
+     * As {@link DistributedLock#tryLock(long, long, TimeUnit)}; also throws
+     * {@link IllegalArgumentException} if the drift allowance is at least half the lease (see
+     * {@link #lock(long, TimeUnit)}).
+     */
     @Override
     public boolean tryLock(long waitTime, long leaseTime, TimeUnit unit) throws InterruptedException {
-        long leaseMillis = RedisLock.leaseMillis(leaseTime, unit);
+        long leaseMillis = fixedLeaseMillis(leaseTime, unit);
         return acquire(unit.toNanos(waitTime), true, leaseMillis);
+    }
+
+    /**
+     * Checks a caller's fixed lease: one the drift allowance eats half of or more could never be
+     * acquired in time (every attempt would be given back, and lock() would try for ever).
+     */
+    private long fixedLeaseMillis(long leaseTime, TimeUnit unit) {
+        long millis = RedisLock.leaseMillis(leaseTime, unit);
+        if (redlock.driftMillis(millis) >= millis / 2) {
+            throw new IllegalArgumentException("leaseTime too short for a Redlock: " + leaseTime + " " + unit
+                    + "; the drift allowance (lease × clockDriftFactor + 2 ms) must be under half of it");
+        }
+        return millis;
     }
 
     private void acquireUninterruptibly(long fixedLeaseMillis) {
@@ -285,8 +308,11 @@ final class RedlockLock implements DistributedLock {
      * did not refuse, including those whose reply did not come.
      *
      * @throws SynchronizerUnavailableException if fewer than a quorum of nodes answered
+     * @throws IllegalStateException if the client is closed
      */
     private Attempt tryNodes(boolean subscribed, long fixedLeaseMillis, Waiter waiter) {
+        // A waiter woken by close() fails here, rather than trying once more and sleeping again.
+        redlock.checkOpen();
         waiter.backOffAfterSplit();
         List<RedlockNode> nodes = redlock.nodes;
         int quorum = redlock.quorum;
@@ -605,7 +631,9 @@ final class RedlockLock implements DistributedLock {
             }
         }
         acquirer.wakeHead();
-        return released.yes() > 0;
+        // Held means held by a quorum, as isLocked() says: a key on fewer nodes (an attempt under
+        // way, a give-back not landed yet) is deleted too, but it was no hold.
+        return released.yes() >= redlock.quorum;
     }
 
     /* --------------- queries --------------- */
