@@ -203,7 +203,8 @@ final class RedlockLock implements DistributedLock {
                     // (its grant arrived late, or it was free again): its lease starts expired.
                     hold.leases[index] = node.watchdog().register(Script.REDLOCK_RENEW,
                             keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(), 0,
-                            won.granted[index] ? won.sentNanos : staleSince, cause -> nodeLost(hold, index, cause));
+                            won.granted[index] ? won.sentNanos : staleSince, cause -> nodeLost(hold, index, cause),
+                            tickStart -> mayTakeBack(hold, index));
                 }
             }
             System.arraycopy(hold.leases, 0, hold.booked, 0, hold.leases.length);
@@ -466,22 +467,13 @@ final class RedlockLock implements DistributedLock {
             hold.grantedNanos.set(index, Long.MIN_VALUE);
             if (cause == LostHold.Cause.GONE || cause == LostHold.Cause.UNRENEWABLE) {
                 long now = System.nanoTime();
-                long validNanos = TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis - redlock.driftMillis(redlock.leaseMillis));
-                int valid = 0;
-                for (int i = 0; i < hold.leases.length; i++) {
-                    Watchdog.Lease lease = hold.leases[i];
-                    long since = Math.max(lease == null ? Long.MIN_VALUE : lease.renewedNanos(), hold.grantedNanos.get(i));
-                    if (i != index && lease != null && lease.endedBecause() == null && now - since < validNanos) {
-                        valid++;
-                    }
-                }
-                if (valid >= redlock.quorum) {
+                if (validElsewhere(hold, index, now) >= redlock.quorum) {
                     if (!hold.fixed()) {
                         RedlockNode node = redlock.nodes.get(index);
                         hold.leases[index] = node.watchdog().registerFor(Script.REDLOCK_RENEW,
                                 keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(),
                                 now - TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis) - 1, hold.thread,
-                                again -> nodeLost(hold, index, again));
+                                again -> nodeLost(hold, index, again), tickStart -> mayTakeBack(hold, index));
                     } else {
                         hold.leases[index] = null;
                     }
@@ -506,6 +498,42 @@ final class RedlockLock implements DistributedLock {
     }
 
     /** Ends the hold's lease on every node's watchdog; only after the hold's state is set. */
+    /**
+     * How many nodes other than {@code index} have the hold by the local clock at {@code now}: a
+     * lease there is registered and not over, and its grant or last renewal began less than the
+     * lease less the drift allowance ago. Called under the hold's books.
+     */
+    private int validElsewhere(Hold hold, int index, long now) {
+        long validNanos = TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis - redlock.driftMillis(redlock.leaseMillis));
+        int valid = 0;
+        for (int i = 0; i < hold.leases.length; i++) {
+            Watchdog.Lease lease = hold.leases[i];
+            long since = Math.max(lease == null ? Long.MIN_VALUE : lease.renewedNanos(), hold.grantedNanos.get(i));
+            if (i != index && lease != null && lease.endedBecause() == null && now - since < validNanos) {
+                valid++;
+            }
+        }
+        return valid;
+    }
+
+    /**
+     * Asked by node {@code index}'s watchdog whether a renewal that took the hold back there (the
+     * node had lost it: a restart, a grant that never arrived, a lease that ran out) counts. Only
+     * while a quorum of the other nodes still have the hold: then nobody else can have held the
+     * lock meanwhile. Otherwise the lock may have been free on a quorum for long enough that
+     * another client held it and released it, and its token may have expired since (which is
+     * why the script's token check cannot tell), say after this JVM was paused past its lease: the
+     * take-back is refused, the node's lease ends as gone, and the hold is lost below a quorum.
+     */
+    private boolean mayTakeBack(Hold hold, int index) {
+        hold.books.lock();
+        try {
+            return hold.state == null && validElsewhere(hold, index, System.nanoTime()) >= redlock.quorum;
+        } finally {
+            hold.books.unlock();
+        }
+    }
+
     private void endNodeLeases(Hold hold) {
         for (int i = 0; i < hold.leases.length; i++) {
             Watchdog.Lease lease = hold.leases[i];
@@ -667,18 +695,25 @@ final class RedlockLock implements DistributedLock {
     }
 
     /**
-     * One read-only script call on every node: the holders are the acquisitions a quorum of the
-     * answering nodes have, each with the largest token and the lease a quorum still has; the queue
-     * is the largest count any node has of other clients' waiters, plus this client's.
+     * One read-only script call on every node, answered from the nodes that replied once a quorum
+     * did, and the others that replied within as long again: a slow or paused node delays it by
+     * no more than the quorum took, not by the command timeout. The holders are the acquisitions a
+     * quorum of the nodes have, each with the largest token and the lease a quorum still has; the
+     * queue is the largest count any answering node has of other clients' waiters, plus this
+     * client's.
      */
     @Override
     public LockSnapshot snapshot() {
         redlock.checkOpen();
-        Tally<List<Object>> pictures = new Tally<>(redlock.nodes.size(), redlock.nodes.size(), reply -> true);
+        long sent = System.nanoTime();
+        long deadline = sent + redlock.timeout.toNanos();
+        Tally<List<Object>> pictures = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> true);
         for (RedlockNode node : redlock.nodes) {
             pictures.watch(node.index(), node.scripts().run(Script.LOCK_SNAPSHOT, keys.keysFor(Script.LOCK_SNAPSHOT)));
         }
-        pictures.await(System.nanoTime() + redlock.timeout.toNanos());
+        pictures.await(deadline);
+        long now = System.nanoTime();
+        pictures.awaitAll(Math.min(deadline, now + Math.max(now - sent, TimeUnit.MILLISECONDS.toNanos(1))));
         if (pictures.answered() < redlock.quorum) {
             throw unavailable("snapshot", pictures);
         }
@@ -922,6 +957,7 @@ final class RedlockLock implements DistributedLock {
         private final Runnable[] onYes;
         private final ReentrantLock lock = new ReentrantLock();
         private final CompletableFuture<Void> decided = new CompletableFuture<>();
+        private final CompletableFuture<Void> complete = new CompletableFuture<>();
         private int yes;
         private int no;
         private int failed;
@@ -1010,10 +1046,22 @@ final class RedlockLock implements DistributedLock {
             if (yes >= needed || yes + pending < needed && yes + no >= needed || pending == 0) {
                 decided.complete(null);
             }
+            if (pending == 0) {
+                complete.complete(null);
+            }
         }
 
         /** Waits until decided or {@code deadlineNanos}; uninterruptibly, keeping an interrupt. */
         void await(long deadlineNanos) {
+            await(decided, deadlineNanos);
+        }
+
+        /** Waits until every node's reply is in or {@code deadlineNanos}; uninterruptibly, keeping an interrupt. */
+        void awaitAll(long deadlineNanos) {
+            await(complete, deadlineNanos);
+        }
+
+        private static void await(CompletableFuture<Void> decided, long deadlineNanos) {
             boolean interrupted = false;
             try {
                 while (!decided.isDone()) {

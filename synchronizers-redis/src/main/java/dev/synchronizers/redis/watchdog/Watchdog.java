@@ -161,7 +161,32 @@ public final class Watchdog implements AutoCloseable {
      */
     public Lease register(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis,
             long sentNanos, Consumer<LostHold.Cause> onLost) {
-        return add(new Lease(renewScript, keys, itemArgs, fixedLeaseMillis, sentNanos, Thread.currentThread(), onLost));
+        return register(renewScript, keys, itemArgs, fixedLeaseMillis, sentNanos, onLost, null);
+    }
+
+    /**
+     * Registers a hold of the current thread whose renew script may take the hold back where it
+     * was gone (reply 2, as {@code redlock-renew.lua} does): such a renewal counts only if
+     * {@code takeBack} accepts it, and the lease is otherwise lost as {@link LostHold.Cause#GONE}.
+     * A hold that lives on several servers must not be taken back on one of them once it may have
+     * been free long enough for someone else to hold it: only the owner knows whether it was.
+     *
+     * @param renewScript the batched script that renews this kind of hold
+     * @param keys the keys of one item of that script, which hold the lease
+     * @param itemArgs the arguments of one item of that script, e.g. owner and token
+     * @param fixedLeaseMillis the fixed lease, or {@code 0} for a hold the watchdog renews
+     * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent
+     * @param onLost told once, on the watchdog thread, if the lease ends other than by
+     *     {@link #unregister}
+     * @param takeBack asked, on the watchdog thread, with the {@link System#nanoTime()} at which the
+     *     tick started, whether a renewal that took the hold back counts; null to count every one
+     * @return the registered lease
+     * @throws IllegalArgumentException if the keys or arguments do not fit one item of the script
+     */
+    public Lease register(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis,
+            long sentNanos, Consumer<LostHold.Cause> onLost, LongPredicate takeBack) {
+        return add(new Lease(renewScript, keys, itemArgs, fixedLeaseMillis, sentNanos, Thread.currentThread(), onLost,
+                takeBack));
     }
 
     /**
@@ -175,11 +200,14 @@ public final class Watchdog implements AutoCloseable {
      * @param sentNanos when the lease last started, by {@link System#nanoTime()}
      * @param owner the thread that holds it
      * @param onLost told once, on the watchdog thread, if the lease ends other than by {@link #unregister}
+     * @param takeBack whether a renewal that took the hold back counts, as for
+     *     {@link #register(Script, String[], String[], long, long, Consumer, LongPredicate)}; null to
+     *     count every one
      * @return the registered lease
      */
     public Lease registerFor(Script renewScript, String[] keys, String[] itemArgs, long sentNanos, Thread owner,
-            Consumer<LostHold.Cause> onLost) {
-        return add(new Lease(renewScript, keys, itemArgs, 0, sentNanos, owner, onLost));
+            Consumer<LostHold.Cause> onLost, LongPredicate takeBack) {
+        return add(new Lease(renewScript, keys, itemArgs, 0, sentNanos, owner, onLost, takeBack));
     }
 
     /**
@@ -195,7 +223,7 @@ public final class Watchdog implements AutoCloseable {
      */
     public Lease registerForClient(Script renewScript, String[] keys, String[] itemArgs, long sentNanos,
             Consumer<LostHold.Cause> onLost) {
-        return add(new Lease(renewScript, keys, itemArgs, 0, sentNanos, null, onLost));
+        return add(new Lease(renewScript, keys, itemArgs, 0, sentNanos, null, onLost, null));
     }
 
     private Lease add(Lease lease) {
@@ -458,7 +486,10 @@ public final class Watchdog implements AutoCloseable {
         }
         for (int i = 0; i < batch.leases.size(); i++) {
             Lease lease = batch.leases.get(i);
-            if (((Long) renewed.get(i)) != 0L) { // 1: renewed; 2: taken back (redlock-renew.lua)
+            long reply = (Long) renewed.get(i);
+            // 1: renewed; 2: taken back where it was gone (redlock-renew.lua), which counts only if
+            // the owner agrees that its hold lasted meanwhile.
+            if (reply == 1L || reply == 2L && (lease.takeBack == null || lease.takeBack.test(tickStart))) {
                 lease.renewedNanos = tickStart;
                 renewedAndFailed[0]++;
             } else {
@@ -507,6 +538,8 @@ public final class Watchdog implements AutoCloseable {
         /** The owning thread, or null for a hold of the client. */
         final Thread thread;
         final Consumer<LostHold.Cause> onLost;
+        /** Whether a renewal that took the hold back counts; null: every one does. */
+        final LongPredicate takeBack;
         /** null while active; then RELEASED, or the cause it was lost for. */
         final AtomicReference<Object> state = new AtomicReference<>();
         volatile long renewedNanos;
@@ -514,7 +547,7 @@ public final class Watchdog implements AutoCloseable {
         volatile ScheduledFuture<?> expiry;
 
         Lease(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis, long sentNanos,
-                Thread thread, Consumer<LostHold.Cause> onLost) {
+                Thread thread, Consumer<LostHold.Cause> onLost, LongPredicate takeBack) {
             if (keys.length != renewScript.keysPerItem || itemArgs.length != renewScript.argsPerItem) {
                 throw new IllegalArgumentException(renewScript.file + " renews items of " + renewScript.keysPerItem
                         + " keys and " + renewScript.argsPerItem + " args, not " + keys.length + " and " + itemArgs.length);
@@ -527,6 +560,7 @@ public final class Watchdog implements AutoCloseable {
             this.renewedNanos = sentNanos;
             this.thread = thread;
             this.onLost = onLost;
+            this.takeBack = takeBack;
         }
 
         /** Cancels the task waiting for a fixed lease to run out: the lease ended otherwise. */
