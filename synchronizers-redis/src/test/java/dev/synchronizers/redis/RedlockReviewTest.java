@@ -11,10 +11,7 @@ import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisServer;
-import dev.synchronizers.testkit.RedisServers;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,9 +34,9 @@ import org.junit.jupiter.api.TestInfo;
 class RedlockReviewTest {
 
     private static final AtomicInteger PREFIXES = new AtomicInteger();
-    private static final List<RedisServer> NODES = new ArrayList<>();
-    private static final List<RedisClient> INSPECTORS = new ArrayList<>();
-    private static final List<RedisCommands<String, String>> REDIS = new ArrayList<>();
+    private static RedlockNodes nodes;
+    private static List<RedisServer> NODES;
+    private static List<RedisCommands<String, String>> REDIS;
 
     private final List<Redlock> clients = new ArrayList<>();
     private String prefix;
@@ -47,19 +44,14 @@ class RedlockReviewTest {
 
     @BeforeAll
     static void startNodes() {
-        for (int i = 0; i < 3; i++) {
-            RedisServer node = RedisServers.startManaged();
-            NODES.add(node);
-            RedisClient inspector = RedisClient.create(node.uri());
-            INSPECTORS.add(inspector);
-            REDIS.add(inspector.connect(StringCodec.UTF8).sync());
-        }
+        nodes = RedlockNodes.start(3);
+        NODES = nodes.servers();
+        REDIS = nodes.redis();
     }
 
     @AfterAll
     static void stopNodes() {
-        INSPECTORS.forEach(inspector -> inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
-        NODES.forEach(RedisServer::close);
+        nodes.close();
     }
 
     @BeforeEach
@@ -75,7 +67,7 @@ class RedlockReviewTest {
 
     private Redlock client(Duration lease) {
         Redlock client = Redlock.builder()
-                .nodes(NODES.stream().map(RedisServer::uri).toArray(String[]::new))
+                .nodes(nodes.uris())
                 .keyPrefix(prefix)
                 .lease(lease)
                 .build();
@@ -204,7 +196,7 @@ class RedlockReviewTest {
         DistributedLock held = client(Duration.ofSeconds(60)).lock(name);
         held.lock();
         Redlock waitingClient = Redlock.builder()
-                .nodes(NODES.stream().map(RedisServer::uri).toArray(String[]::new))
+                .nodes(nodes.uris())
                 .keyPrefix(prefix)
                 .lease(Duration.ofSeconds(60))
                 .build();
@@ -230,7 +222,7 @@ class RedlockReviewTest {
     @Test
     void snapshot_oneNodePaused_answersFromTheQuorum() throws Exception {
         Redlock client = Redlock.builder()
-                .nodes(NODES.stream().map(RedisServer::uri).toArray(String[]::new))
+                .nodes(nodes.uris())
                 .keyPrefix(prefix)
                 .commandTimeout(Duration.ofSeconds(120))
                 .build();

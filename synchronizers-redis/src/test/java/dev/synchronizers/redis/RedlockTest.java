@@ -13,12 +13,8 @@ import dev.synchronizers.LostHoldException;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.RedisServer;
-import dev.synchronizers.testkit.RedisServers;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,9 +40,9 @@ import org.junit.jupiter.api.TestInfo;
 class RedlockTest {
 
     private static final AtomicInteger PREFIXES = new AtomicInteger();
-    private static final List<RedisServer> NODES = new ArrayList<>();
-    private static final List<RedisClient> INSPECTORS = new ArrayList<>();
-    private static final List<RedisCommands<String, String>> REDIS = new ArrayList<>();
+    private static RedlockNodes nodes;
+    private static List<RedisServer> NODES;
+    private static List<RedisCommands<String, String>> REDIS;
 
     private final List<Redlock> clients = new ArrayList<>();
     private final Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
@@ -55,20 +51,14 @@ class RedlockTest {
 
     @BeforeAll
     static void startNodes() {
-        for (int i = 0; i < 3; i++) {
-            RedisServer node = RedisServers.startManaged();
-            NODES.add(node);
-            RedisClient inspector = RedisClient.create(node.uri());
-            INSPECTORS.add(inspector);
-            StatefulRedisConnection<String, String> connection = inspector.connect(StringCodec.UTF8);
-            REDIS.add(connection.sync());
-        }
+        nodes = RedlockNodes.start(3);
+        NODES = nodes.servers();
+        REDIS = nodes.redis();
     }
 
     @AfterAll
     static void stopNodes() {
-        INSPECTORS.forEach(inspector -> inspector.shutdown(Duration.ZERO, Duration.ofSeconds(2)));
-        NODES.forEach(RedisServer::close);
+        nodes.close();
     }
 
     @BeforeEach
@@ -92,7 +82,7 @@ class RedlockTest {
     /** A client whose watchdogs tick every third of {@code lease}; tests tick them by hand. */
     private Redlock client(Duration lease) {
         Redlock client = Redlock.builder()
-                .nodes(NODES.stream().map(RedisServer::uri).toArray(String[]::new))
+                .nodes(nodes.uris())
                 .keyPrefix(prefix)
                 .lease(lease)
                 .lostHoldListener(lost::add)
