@@ -492,12 +492,11 @@ final class RedlockLock implements DistributedLock {
             unpin(hold, false);
         }
         if (cause == LostHold.Cause.GONE || cause == LostHold.Cause.UNRENEWABLE) {
-            releaseQuietly(hold);
+            giveBackLost(hold);
         }
         acquirer.wakeHead();
     }
 
-    /** Ends the hold's lease on every node's watchdog; only after the hold's state is set. */
     /**
      * How many nodes other than {@code index} have the hold by the local clock at {@code now}: a
      * lease there is registered and not over, and its grant or last renewal began less than the
@@ -534,6 +533,7 @@ final class RedlockLock implements DistributedLock {
         }
     }
 
+    /** Ends the hold's lease on every node's watchdog; only after the hold's state is set. */
     private void endNodeLeases(Hold hold) {
         for (int i = 0; i < hold.leases.length; i++) {
             Watchdog.Lease lease = hold.leases[i];
@@ -543,11 +543,37 @@ final class RedlockLock implements DistributedLock {
         }
     }
 
-    /** Ends, on every node that still has it, a hold that is no longer held; no retries. */
-    private void releaseQuietly(Hold hold) {
+    /**
+     * Ends, on every node that still has it, a hold that was lost: a node that keeps it would stop,
+     * until its lease ran out, any quorum that needs that node.
+     */
+    private void giveBackLost(Hold hold) {
+        long deadline = releaseDeadline(hold);
         for (RedlockNode node : redlock.nodes) {
-            giveBackCommand(node, hold.owner);
+            release(node, hold, deadline);
         }
+    }
+
+    /** Until when a release of {@code hold} is worth retrying: its lease from now, after which it has run out. */
+    private long releaseDeadline(Hold hold) {
+        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(hold.fixed() ? hold.fixedMillis : redlock.leaseMillis);
+    }
+
+    /**
+     * Sends node {@code node} the release of {@code held}. If it gets no answer, the node's watchdog
+     * retries it until {@code deadline}, unless it was refused before it was sent to a node that
+     * cannot have the hold.
+     */
+    private CompletionStage<Long> release(RedlockNode node, Hold held, long deadline) {
+        CompletionStage<Long> reply = giveBackCommand(node, held.owner);
+        reply.whenComplete((ok, failure) -> {
+            if (failure != null && (!Tally.refusedWhileDisconnected(failure) || held.mayHaveBeenOn(node.index()))) {
+                redlock.metrics.followUp(Recorder.FollowUp.RETRY);
+                node.watchdog().retryUntil("release of " + KIND + " '" + name + "'",
+                        () -> giveBackCommand(node, held.owner), deadline);
+            }
+        });
+        return reply;
     }
 
     private void forget(long threadId, Hold hold) {
@@ -590,19 +616,11 @@ final class RedlockLock implements DistributedLock {
             throw lost(cause, "unlock()");
         }
         redlock.checkOpen();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(held.fixed() ? held.fixedMillis : redlock.leaseMillis);
+        long deadline = releaseDeadline(held);
         Tally<Long> released = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> reply == 1L);
         for (RedlockNode node : redlock.nodes) {
-            CompletionStage<Long> reply = giveBackCommand(node, held.owner);
-            released.watch(node.index(), reply);
             // A node that cannot be told now is told when it is back, while the lease lasts.
-            reply.whenComplete((ok, failure) -> {
-                if (failure != null && (!Tally.refusedWhileDisconnected(failure) || held.mayHaveBeenOn(node.index()))) {
-                    redlock.metrics.followUp(Recorder.FollowUp.RETRY);
-                    node.watchdog().retryUntil("release of " + KIND + " '" + name + "'",
-                            () -> giveBackCommand(node, held.owner), deadline);
-                }
-            });
+            released.watch(node.index(), release(node, held, deadline));
         }
         released.await(System.nanoTime() + redlock.timeout.toNanos());
         acquirer.wakeHead();

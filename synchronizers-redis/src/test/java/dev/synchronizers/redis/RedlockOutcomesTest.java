@@ -308,6 +308,36 @@ class RedlockOutcomesTest {
     }
 
     /**
+     * A hold lost below a quorum (two nodes issued newer tokens, as a force elsewhere would) is
+     * given back on the node that still has it. When that give-back's reply is lost, it is retried:
+     * otherwise the node keeps the lock for the rest of the 60 s lease, and any quorum that needs
+     * it (one of the other two nodes down) is stopped that long.
+     */
+    @Test
+    void lostHold_giveBackToTheNodeStillHoldingItLost_theRetryFreesThatNode() {
+        Redlock client = proxied(LONG_LEASE);
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        long token = lock.fencingToken();
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        proxies.get(2).blackhole(true);
+        for (int i = 0; i < 2; i++) {
+            REDIS.get(i).del(lockKey());
+            REDIS.get(i).set(lockKey() + ":token", Long.toString(token + 1_000_000));
+        }
+
+        Await.until("the hold is reported lost", () -> {
+            RedisInternals.renewNow(client);
+            return !lost.isEmpty();
+        });
+        assertEquals(LostHold.Cause.GONE, lost.remove().cause());
+        loseKept(2);
+        assertTrue(ownerOn(2) != null, "the give-back never reached node 2");
+        awaitFollowUpsFreeingEveryNode(client);
+        assertThrows(LostHoldException.class, lock::unlock);
+    }
+
+    /**
      * A node that stays unreachable while a hold lasts logs one warning for its failed renewals,
      * not one every tick, and one line once they are answered again; the hold is kept by the two
      * others meanwhile.
