@@ -204,7 +204,7 @@ final class RedlockLock implements DistributedLock {
                     hold.leases[index] = node.watchdog().register(Script.REDLOCK_RENEW,
                             keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(), 0,
                             won.granted[index] ? won.sentNanos : staleSince, cause -> nodeLost(hold, index, cause),
-                            tickStart -> mayTakeBack(hold, index));
+                            () -> mayTakeBack(hold, index));
                 }
             }
             System.arraycopy(hold.leases, 0, hold.booked, 0, hold.leases.length);
@@ -425,7 +425,8 @@ final class RedlockLock implements DistributedLock {
             // while the node's connection was down): nothing can be held there.
             if (!sent.isNo(node.index()) && !sent.neverSent(node.index())) {
                 redlock.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
-                sendRetried(node, "give back " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner), deadline);
+                sendRetried(node, "give back " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner), deadline,
+                        failure -> true);
             }
         }
     }
@@ -434,15 +435,22 @@ final class RedlockLock implements DistributedLock {
         return node.scripts().run(Script.LOCK_GIVE_BACK, keys.keysFor(Script.LOCK_GIVE_BACK), owner);
     }
 
-    /** Sends a follow-up; if the node does not take it, its watchdog retries it until {@code deadline}. */
-    private void sendRetried(RedlockNode node, String what, java.util.function.Supplier<CompletionStage<?>> command,
-            long deadline) {
-        command.get().whenComplete((reply, failure) -> {
-            if (failure != null) {
+    /**
+     * Sends a follow-up; if the node does not take it and the failure is {@code worthRetrying}, its
+     * watchdog retries it until {@code deadline}.
+     *
+     * @return the first sending's reply
+     */
+    private <T> CompletionStage<T> sendRetried(RedlockNode node, String what,
+            java.util.function.Supplier<CompletionStage<T>> command, long deadline, Predicate<Throwable> worthRetrying) {
+        CompletionStage<T> reply = command.get();
+        reply.whenComplete((ok, failure) -> {
+            if (failure != null && worthRetrying.test(failure)) {
                 redlock.metrics.followUp(Recorder.FollowUp.RETRY);
-                node.watchdog().retryUntil(what, command, deadline);
+                node.watchdog().retryUntil(what, command::get, deadline);
             }
         });
+        return reply;
     }
 
     /* --------------- losing a hold --------------- */
@@ -473,7 +481,7 @@ final class RedlockLock implements DistributedLock {
                         hold.leases[index] = node.watchdog().registerFor(Script.REDLOCK_RENEW,
                                 keys.keysFor(Script.REDLOCK_RENEW), hold.itemArgs(),
                                 now - TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis) - 1, hold.thread,
-                                again -> nodeLost(hold, index, again), tickStart -> mayTakeBack(hold, index));
+                                again -> nodeLost(hold, index, again), () -> mayTakeBack(hold, index));
                     } else {
                         hold.leases[index] = null;
                     }
@@ -565,15 +573,8 @@ final class RedlockLock implements DistributedLock {
      * cannot have the hold.
      */
     private CompletionStage<Long> release(RedlockNode node, Hold held, long deadline) {
-        CompletionStage<Long> reply = giveBackCommand(node, held.owner);
-        reply.whenComplete((ok, failure) -> {
-            if (failure != null && (!Tally.refusedWhileDisconnected(failure) || held.mayHaveBeenOn(node.index()))) {
-                redlock.metrics.followUp(Recorder.FollowUp.RETRY);
-                node.watchdog().retryUntil("release of " + KIND + " '" + name + "'",
-                        () -> giveBackCommand(node, held.owner), deadline);
-            }
-        });
-        return reply;
+        return sendRetried(node, "release of " + KIND + " '" + name + "'", () -> giveBackCommand(node, held.owner),
+                deadline, failure -> !Tally.refusedWhileDisconnected(failure) || held.mayHaveBeenOn(node.index()));
     }
 
     private void forget(long threadId, Hold hold) {

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * One client JVM of the fault soak: a {@link RedisSynchronizers} with a short lease and command
@@ -143,45 +144,40 @@ public final class SoakWorkerMain {
     /** Connects, retrying while the server is stalled or cut off: this JVM may start mid-fault. */
     private static RedisSynchronizers connect(String uri, String prefix, long leaseMillis, long timeoutMillis,
             History history) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            try {
-                return RedisSynchronizers.builder()
-                        .uri(uri)
-                        .keyPrefix(prefix)
-                        .lease(Duration.ofMillis(leaseMillis))
-                        .commandTimeout(Duration.ofMillis(timeoutMillis))
-                        .lostHoldListener(hold -> history.record("LOST", hold.name(), hold.kind(), hold.threadId(),
-                                hold.fencingToken(), hold.cause()))
-                        .build();
-            } catch (SynchronizerUnavailableException e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
-                TimeUnit.MILLISECONDS.sleep(200);   // a retry interval; the server may be SIGSTOPped
-            }
-        }
+        return retryWhileUnavailable(() -> RedisSynchronizers.builder()
+                .uri(uri)
+                .keyPrefix(prefix)
+                .lease(Duration.ofMillis(leaseMillis))
+                .commandTimeout(Duration.ofMillis(timeoutMillis))
+                .lostHoldListener(hold -> history.record("LOST", hold.name(), hold.kind(), hold.threadId(),
+                        hold.fencingToken(), hold.cause()))
+                .build());
     }
 
     /** As {@link #connect}, for a Redlock over {@code uris}: a quorum of them may be stalled or cut off now. */
     private static Redlock connectRedlock(String[] uris, String prefix, long leaseMillis, long timeoutMillis,
             History history) throws InterruptedException {
+        return retryWhileUnavailable(() -> Redlock.builder()
+                .nodes(uris)
+                .keyPrefix(prefix)
+                .lease(Duration.ofMillis(leaseMillis))
+                .commandTimeout(Duration.ofMillis(timeoutMillis))
+                .lostHoldListener(hold -> history.record("LOST", hold.name(), hold.kind(), hold.threadId(),
+                        hold.fencingToken(), hold.cause()))
+                .build());
+    }
+
+    /** Builds a client, again every 200 ms for up to a minute while Redis is unavailable. */
+    private static <T> T retryWhileUnavailable(Supplier<T> build) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true) {
             try {
-                return Redlock.builder()
-                        .nodes(uris)
-                        .keyPrefix(prefix)
-                        .lease(Duration.ofMillis(leaseMillis))
-                        .commandTimeout(Duration.ofMillis(timeoutMillis))
-                        .lostHoldListener(hold -> history.record("LOST", hold.name(), hold.kind(), hold.threadId(),
-                                hold.fencingToken(), hold.cause()))
-                        .build();
+                return build.get();
             } catch (SynchronizerUnavailableException e) {
                 if (System.nanoTime() > deadline) {
                     throw e;
                 }
-                TimeUnit.MILLISECONDS.sleep(200);   // a retry interval; nodes may be SIGSTOPped
+                TimeUnit.MILLISECONDS.sleep(200);   // a retry interval; servers may be SIGSTOPped
             }
         }
     }

@@ -21,6 +21,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.function.LongPredicate;
@@ -178,13 +179,13 @@ public final class Watchdog implements AutoCloseable {
      * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent
      * @param onLost told once, on the watchdog thread, if the lease ends other than by
      *     {@link #unregister}
-     * @param takeBack asked, on the watchdog thread, with the {@link System#nanoTime()} at which the
-     *     tick started, whether a renewal that took the hold back counts; null to count every one
+     * @param takeBack asked, on the watchdog thread, whether a renewal that took the hold back
+     *     counts; null to count every one
      * @return the registered lease
      * @throws IllegalArgumentException if the keys or arguments do not fit one item of the script
      */
     public Lease register(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis,
-            long sentNanos, Consumer<LostHold.Cause> onLost, LongPredicate takeBack) {
+            long sentNanos, Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
         return add(new Lease(renewScript, keys, itemArgs, fixedLeaseMillis, sentNanos, Thread.currentThread(), onLost,
                 takeBack));
     }
@@ -201,12 +202,12 @@ public final class Watchdog implements AutoCloseable {
      * @param owner the thread that holds it
      * @param onLost told once, on the watchdog thread, if the lease ends other than by {@link #unregister}
      * @param takeBack whether a renewal that took the hold back counts, as for
-     *     {@link #register(Script, String[], String[], long, long, Consumer, LongPredicate)}; null to
+     *     {@link #register(Script, String[], String[], long, long, Consumer, BooleanSupplier)}; null to
      *     count every one
      * @return the registered lease
      */
     public Lease registerFor(Script renewScript, String[] keys, String[] itemArgs, long sentNanos, Thread owner,
-            Consumer<LostHold.Cause> onLost, LongPredicate takeBack) {
+            Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
         return add(new Lease(renewScript, keys, itemArgs, 0, sentNanos, owner, onLost, takeBack));
     }
 
@@ -489,7 +490,7 @@ public final class Watchdog implements AutoCloseable {
             long reply = (Long) renewed.get(i);
             // 1: renewed; 2: taken back where it was gone (redlock-renew.lua), which counts only if
             // the owner agrees that its hold lasted meanwhile.
-            if (reply == 1L || reply == 2L && (lease.takeBack == null || lease.takeBack.test(tickStart))) {
+            if (reply == 1L || reply == 2L && (lease.takeBack == null || lease.takeBack.getAsBoolean())) {
                 lease.renewedNanos = tickStart;
                 renewedAndFailed[0]++;
             } else {
@@ -539,7 +540,7 @@ public final class Watchdog implements AutoCloseable {
         final Thread thread;
         final Consumer<LostHold.Cause> onLost;
         /** Whether a renewal that took the hold back counts; null: every one does. */
-        final LongPredicate takeBack;
+        final BooleanSupplier takeBack;
         /** null while active; then RELEASED, or the cause it was lost for. */
         final AtomicReference<Object> state = new AtomicReference<>();
         volatile long renewedNanos;
@@ -547,7 +548,7 @@ public final class Watchdog implements AutoCloseable {
         volatile ScheduledFuture<?> expiry;
 
         Lease(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis, long sentNanos,
-                Thread thread, Consumer<LostHold.Cause> onLost, LongPredicate takeBack) {
+                Thread thread, Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
             if (keys.length != renewScript.keysPerItem || itemArgs.length != renewScript.argsPerItem) {
                 throw new IllegalArgumentException(renewScript.file + " renews items of " + renewScript.keysPerItem
                         + " keys and " + renewScript.argsPerItem + " args, not " + keys.length + " and " + itemArgs.length);
