@@ -417,6 +417,34 @@ class RedlockOutcomesTest {
     }
 
     /**
+     * An attempt that two nodes refuse gives back on the third, whose reply has not come; there the
+     * acquire met NOSCRIPT (its script cache was flushed) and the give-back queued behind it ran
+     * first. The acquire, sent again after its NOSCRIPT answer, grants the failed attempt the lock
+     * on node 2: that late grant is given back too, so node 2 does not keep a dead grant for the
+     * 60 s lease.
+     */
+    @Test
+    void tryLock_acquireMeetsNoScriptWithItsGiveBackQueuedBehindIt_theLateGrantIsGivenBack() throws Exception {
+        Redlock client = proxied(LONG_LEASE, NEVER_TIMES_OUT);
+        DistributedLock lock = client.lock(name);
+        for (int i = 0; i < 2; i++) {
+            REDIS.get(i).hset(lockKey(), "another-client:1:1", "1");
+            REDIS.get(i).pexpire(lockKey(), LONG_LEASE.toMillis());
+        }
+        flushScriptsButGiveBack(2);
+        proxies.get(2).holdReplies();
+
+        assertFalse(lock.tryLock(), "nodes 0 and 1 refuse it");
+        Await.until("node 2 ran the give-back queued behind the acquire", () -> scriptCalls(2) >= 2);
+        assertNull(ownerOn(2), "the acquire has not run on node 2 yet");
+        proxies.get(2).pass();
+        Await.until("node 2 ran the acquire sent again, if it was", () -> scriptCalls(2) >= 3);
+
+        Await.until("node 2 is free", () -> ownerOn(2) == null);
+        assertTrue(lost.isEmpty(), "a failed attempt is no hold, so none is lost: " + lost);
+    }
+
+    /**
      * Empties node {@code i}'s script cache, as a restart or a failover would, but caches the
      * give-back again, so that the release or give-back queued behind a script that meets NOSCRIPT
      * runs at once; and counts the node's script calls from zero.
