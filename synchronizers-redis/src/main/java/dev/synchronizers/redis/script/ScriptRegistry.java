@@ -22,8 +22,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * Runs the scripts of {@link Script} by SHA1. The text of every script is read from the classpath
- * and hashed once, when the registry is created, with no network call.
+ * Runs the scripts of {@link Script}, by SHA1 or with their text. The text of every script is read
+ * from the classpath and hashed once, when the registry is created, with no network call.
  *
  * <p>Scripts run as their {@link Script#sending} says. {@link Script.Sending#BY_SHA} runs with
  * EVALSHA; when the server answers NOSCRIPT (after {@code SCRIPT FLUSH}, a restart or a failover to
@@ -156,9 +156,13 @@ public final class ScriptRegistry {
     private <T> CompletionStage<T> retryIfRefused(Throwable cause, Script script, String[] keys, String[] args,
             long retryUntil) {
         if (refusedForNow(cause) && retryUntil - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
+            // Checked again when the pause is over: past the window, the caller may have sent the
+            // call's follow-up, which this call must not overtake.
             return CompletableFuture.supplyAsync(() -> null,
                             CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS))
-                    .thenCompose(ignored -> send(script, keys, args, retryUntil));
+                    .thenCompose(ignored -> retryUntil - System.nanoTime() > 0
+                            ? this.<T>send(script, keys, args, retryUntil)
+                            : CompletableFuture.<T>failedFuture(cause));
         }
         return CompletableFuture.failedFuture(cause);
     }
@@ -205,7 +209,9 @@ public final class ScriptRegistry {
             if (refusedForNow(cause) && retryUntil - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
                 return CompletableFuture.supplyAsync(() -> null,
                                 CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS))
-                        .thenCompose(ignored -> this.<T>sendFollowedBy(script, keys, args, followUp, retryUntil));
+                        .thenCompose(ignored -> retryUntil - System.nanoTime() > 0
+                                ? this.<T>sendFollowedBy(script, keys, args, followUp, retryUntil)
+                                : CompletableFuture.<Followed<T>>failedFuture(cause));
             }
             return CompletableFuture.<Followed<T>>failedFuture(cause);
         }).thenCompose(stage -> stage);
