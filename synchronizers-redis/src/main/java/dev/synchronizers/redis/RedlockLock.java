@@ -543,14 +543,24 @@ final class RedlockLock implements DistributedLock {
      * another client held it and released it, and its token may have expired since (which is
      * why the script's token check cannot tell), say after this JVM was paused past its lease: the
      * take-back is refused, the node's lease ends as gone, and the hold is lost below a quorum.
+     *
+     * <p>A take-back of a hold that has ended (released, or lost and given back) is refused too,
+     * and given back on that node: the tick may have taken the lease before unlock() ended it and
+     * sent the renewal after the release, which then found the node free and took the released
+     * hold back. Nothing else would end it there before its lease ran out.
      */
     private boolean mayTakeBack(Hold hold, int index) {
         hold.books.lock();
         try {
-            return hold.state == null && validElsewhere(hold, index, System.nanoTime()) >= redlock.quorum;
+            if (hold.state == null) {
+                return validElsewhere(hold, index, System.nanoTime()) >= redlock.quorum;
+            }
         } finally {
             hold.books.unlock();
         }
+        redlock.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
+        release(redlock.nodes.get(index), hold, releaseDeadline(hold));
+        return false;
     }
 
     /** Ends the hold's lease on every node's watchdog; only after the hold's state is set. */
