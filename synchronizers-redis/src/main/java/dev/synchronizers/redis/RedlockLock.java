@@ -415,20 +415,32 @@ final class RedlockLock implements DistributedLock {
 
     /**
      * Gives back an attempt's grants on every node that did not refuse it: those that granted, and
-     * those whose reply did not come (a late grant is ended by the give-back, which runs after it on
-     * the same connection). A node that cannot be told now is retried while the lease lasts.
+     * those whose reply did not come. On a node still pending, the give-back usually runs after the
+     * acquire on the same connection and ends a late grant; but an acquire that met NOSCRIPT there
+     * is sent again only when that answer arrives, after the give-back, so a grant whose reply
+     * comes after the give-back was sent is given back again. A node that cannot be told now is
+     * retried while the lease lasts.
      */
     private void giveBack(String owner, Tally<?> sent, long leaseMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
         for (RedlockNode node : redlock.nodes) {
             // Not where it was refused, nor where the acquire never left this client (refused
             // while the node's connection was down): nothing can be held there.
-            if (!sent.isNo(node.index()) && !sent.neverSent(node.index())) {
-                redlock.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
-                sendRetried(node, "give back " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner), deadline,
-                        failure -> true);
+            int index = node.index();
+            if (!sent.isNo(index) && !sent.neverSent(index)) {
+                boolean pending = sent.isPending(index);
+                giveBackOn(node, owner, deadline);
+                if (pending) {
+                    sent.onYes(index, () -> giveBackOn(node, owner, deadline));
+                }
             }
         }
+    }
+
+    private void giveBackOn(RedlockNode node, String owner, long deadline) {
+        redlock.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
+        sendRetried(node, "give back " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner), deadline,
+                failure -> true);
     }
 
     private CompletionStage<Long> giveBackCommand(RedlockNode node, String owner) {
@@ -531,14 +543,24 @@ final class RedlockLock implements DistributedLock {
      * another client held it and released it, and its token may have expired since (which is
      * why the script's token check cannot tell), say after this JVM was paused past its lease: the
      * take-back is refused, the node's lease ends as gone, and the hold is lost below a quorum.
+     *
+     * <p>A take-back of a hold that has ended (released, or lost and given back) is refused too,
+     * and given back on that node: the tick may have taken the lease before unlock() ended it and
+     * sent the renewal after the release, which then found the node free and took the released
+     * hold back. Nothing else would end it there before its lease ran out.
      */
     private boolean mayTakeBack(Hold hold, int index) {
         hold.books.lock();
         try {
-            return hold.state == null && validElsewhere(hold, index, System.nanoTime()) >= redlock.quorum;
+            if (hold.state == null) {
+                return validElsewhere(hold, index, System.nanoTime()) >= redlock.quorum;
+            }
         } finally {
             hold.books.unlock();
         }
+        redlock.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
+        release(redlock.nodes.get(index), hold, releaseDeadline(hold));
+        return false;
     }
 
     /** Ends the hold's lease on every node's watchdog; only after the hold's state is set. */

@@ -31,6 +31,8 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -64,6 +66,14 @@ class RedlockOutcomesTest {
      * follow-up off before the caller gives up on the command's reply.
      */
     private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    /** A command timeout no held reply of the NOSCRIPT tests comes near: the held call is answered, never timed out. */
+    private static final Duration NEVER_TIMES_OUT = Duration.ofSeconds(60);
+    /**
+     * The NOSCRIPT tests' lease: its watchdog ticks (every third of it) never come during a test,
+     * so the only renewal is the one the test sends, and a grant left behind outlasts the test.
+     */
+    private static final Duration TEN_MINUTES = Duration.ofMinutes(10);
+    private static final Pattern CALLS = Pattern.compile("\\bcalls=(\\d+)");
 
     private final Opened opened = new Opened();
     private final Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
@@ -76,7 +86,14 @@ class RedlockOutcomesTest {
         nodes = RedlockNodes.start(3);
         NODES = nodes.servers();
         REDIS = nodes.redis();
-        // Cached, so that a held call is one EVALSHA that runs (a NOSCRIPT answer would be held too).
+        loadScripts();
+    }
+
+    /**
+     * Caches every script on every node, so that a held call is one EVALSHA that runs (a NOSCRIPT
+     * answer would be held too); again after each test, since the NOSCRIPT tests flush a node.
+     */
+    private static void loadScripts() {
         for (RedisCommands<String, String> redis : REDIS) {
             for (Script script : Script.values()) {
                 redis.scriptLoad(ScriptRegistry.text(script));
@@ -105,6 +122,7 @@ class RedlockOutcomesTest {
             proxy.pass();
         }
         opened.closeAll();
+        loadScripts();
     }
 
     /** A client whose every node is reached through this test's proxies. */
@@ -368,6 +386,92 @@ class RedlockOutcomesTest {
         assertEquals(1, count(lines, " INFO ", "watchdog renews again"), lines);
         assertTrue(lost.isEmpty(), "two of three nodes renewed it throughout: " + lost);
         lock.unlock();
+    }
+
+    /* --------------- NOSCRIPT --------------- */
+
+    /**
+     * A renewal that meets NOSCRIPT on a node whose script cache was flushed, with unlock()'s
+     * release queued behind it on that node's connection, must not run after the release: sent
+     * again then, it would find the lock free there and take the released hold back, and node 2
+     * would stay held by nobody (for the whole lease, before the fix). Once the renewal's reply is
+     * in (it has run, sent again or not), node 2 is free.
+     */
+    @Test
+    void renewal_noScriptWithUnlocksReleaseQueuedBehindIt_doesNotTakeTheReleasedHoldBack() throws Exception {
+        Redlock client = proxied(TEN_MINUTES, NEVER_TIMES_OUT);
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        flushScriptsButGiveBack(2);
+        proxies.get(2).holdReplies();
+        Background<Void> tick = Background.start("tick", () -> {
+            RedisInternals.renewNow(client);
+            return null;
+        });
+        Await.until("node 2 got the renewal", () -> scriptCalls(2) >= 1);
+
+        lock.unlock();
+        Await.until("node 2 ran the release queued behind the renewal", () -> ownerOn(2) == null);
+        proxies.get(2).pass();
+        tick.get();
+
+        assertNull(ownerOn(2), "the renewal ran after the release on node 2 and took the released hold back");
+        assertTrue(lost.isEmpty(), "the hold was released, not lost: " + lost);
+    }
+
+    /**
+     * An attempt that two nodes refuse gives back on the third, whose reply has not come; there the
+     * acquire met NOSCRIPT (its script cache was flushed) and the give-back queued behind it ran
+     * first. The acquire, sent again after its NOSCRIPT answer, grants the failed attempt the lock
+     * on node 2: that late grant is given back too, so node 2 does not keep a dead grant for the
+     * whole lease.
+     */
+    @Test
+    void tryLock_acquireMeetsNoScriptWithItsGiveBackQueuedBehindIt_theLateGrantIsGivenBack() throws Exception {
+        Redlock client = proxied(TEN_MINUTES, NEVER_TIMES_OUT);
+        DistributedLock lock = client.lock(name);
+        for (int i = 0; i < 2; i++) {
+            REDIS.get(i).hset(lockKey(), "another-client:1:1", "1");
+            REDIS.get(i).pexpire(lockKey(), TEN_MINUTES.toMillis());
+        }
+        flushScriptsButGiveBack(2);
+        proxies.get(2).holdReplies();
+
+        assertFalse(lock.tryLock(), "nodes 0 and 1 refuse it");
+        Await.until("node 2 ran the give-back queued behind the acquire", () -> scriptCalls(2) >= 2);
+        assertNull(ownerOn(2), "the acquire has not run on node 2 yet");
+        proxies.get(2).pass();
+        Await.until("node 2 ran the acquire sent again, if it was", () -> scriptCalls(2) >= 3);
+
+        Await.until("node 2 is free", () -> ownerOn(2) == null);
+        assertTrue(lost.isEmpty(), "a failed attempt is no hold, so none is lost: " + lost);
+    }
+
+    /**
+     * Empties node {@code i}'s script cache, as a restart or a failover would, but caches the
+     * give-back again, so that the release or give-back queued behind a script that meets NOSCRIPT
+     * runs at once even where it is sent by SHA (as it was before the fix); and counts the node's
+     * script calls from zero.
+     */
+    private void flushScriptsButGiveBack(int i) {
+        REDIS.get(i).scriptFlush();
+        REDIS.get(i).scriptLoad(ScriptRegistry.text(Script.LOCK_GIVE_BACK));
+        REDIS.get(i).configResetstat();
+    }
+
+    /** How many script calls node {@code i} has run (EVAL and EVALSHA, NOSCRIPT answers included) since its stats were reset. */
+    private static long scriptCalls(int i) {
+        long calls = 0;
+        for (String line : REDIS.get(i).info("commandstats").split("\\r?\\n")) {
+            if (line.startsWith("cmdstat_eval:") || line.startsWith("cmdstat_evalsha:")) {
+                Matcher m = CALLS.matcher(line);
+                if (m.find()) {
+                    calls += Long.parseLong(m.group(1));
+                }
+            }
+        }
+        return calls;
     }
 
     private static long count(String lines, String level, String text) {

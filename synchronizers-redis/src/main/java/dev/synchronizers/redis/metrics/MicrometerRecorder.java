@@ -63,10 +63,10 @@ public final class MicrometerRecorder implements Recorder {
         for (Script script : Script.values()) {
             String file = script.file.substring(0, script.file.length() - ".lua".length());
             calls.put(script, Counter.builder("synchronizers.script.calls")
-                    .description("Script calls sent to Redis (EVALSHA), by script")
+                    .description("Script calls sent to Redis (EVALSHA, or EVAL for those always sent with their text), by script")
                     .tag("script", file).register(this.registry));
             noScripts.put(script, Counter.builder("synchronizers.script.noscript")
-                    .description("Script calls that met NOSCRIPT and were sent again with the script's text")
+                    .description("Script calls that met NOSCRIPT: sent again with the script's text, or failed past the command timeout")
                     .tag("script", file).register(this.registry));
         }
         for (FollowUp action : FollowUp.values()) {

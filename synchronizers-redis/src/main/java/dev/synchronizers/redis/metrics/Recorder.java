@@ -86,7 +86,8 @@ public interface Recorder {
     }
 
     /**
-     * A script call met NOSCRIPT and was sent again with the script's text.
+     * A script call met NOSCRIPT and was sent again with the script's text (or, when the answer
+     * came after the command timeout, failed unanswered).
      *
      * @param script the script
      */

@@ -2,6 +2,7 @@ package dev.synchronizers.redis.script;
 
 import dev.synchronizers.redis.metrics.Recorder;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.io.IOException;
@@ -21,13 +22,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * Runs the scripts of {@link Script} by SHA1. The text of every script is read from the classpath
- * and hashed once, when the registry is created, with no network call.
+ * Runs the scripts of {@link Script}, by SHA1 or with their text. The text of every script is read
+ * from the classpath and hashed once, when the registry is created, with no network call.
  *
- * <p>Scripts run with EVALSHA. When the server answers NOSCRIPT (after {@code SCRIPT FLUSH}, a
- * restart or a failover to a server that never saw the script), the same call is sent again with
- * the script's text (EVAL), which also caches it on that server. The fallback repeats for every
- * call that meets NOSCRIPT, so no flush, however often it happens, reaches the caller.
+ * <p>Scripts run as their {@link Script#sending} says. {@link Script.Sending#BY_SHA} runs with
+ * EVALSHA; when the server answers NOSCRIPT (after {@code SCRIPT FLUSH}, a restart or a failover to
+ * a server that never saw the script), the same call is sent again with the script's text (EVAL),
+ * which also caches it on that server. The fallback repeats for every call that meets NOSCRIPT, so
+ * no flush, however often it happens, reaches the caller. That EVAL goes out when the NOSCRIPT
+ * answer arrives, behind whatever this client sent on the connection meanwhile: such scripts are
+ * safe when overtaken (see {@link Script}). Once the call's command timeout has passed since it was
+ * sent, its caller may have given up on it and sent its follow-up: a NOSCRIPT answer that arrives
+ * later is not followed by the EVAL, and the call fails as an unanswered one, having never run.
+ * {@link Script.Sending#WITH_TEXT} runs with EVAL every time, so it never meets NOSCRIPT and runs
+ * in the order it was sent.
  *
  * <p>On a cluster, the call goes to the master of its first key's slot, NOSCRIPT there (a
  * promoted replica, a restarted node) falls back to EVAL there, and a call refused with
@@ -65,7 +73,9 @@ public final class ScriptRegistry {
      *
      * @param redis the connection's async commands, shared by all callers
      * @param recorder where calls are counted
-     * @param retryFor how long to keep sending a call that a cluster refused for now; zero never
+     * @param retryFor the command timeout: how long to keep sending a call that a cluster refused
+     *     for now, and how long after a call was sent its NOSCRIPT answer is still followed by the
+     *     EVAL; zero: never send a refused call again, and always follow NOSCRIPT
      * @throws UncheckedIOException if a script is missing from the classpath
      */
     public ScriptRegistry(RedisScriptingAsyncCommands<String, String> redis, Recorder recorder, Duration retryFor) {
@@ -80,7 +90,8 @@ public final class ScriptRegistry {
     }
 
     /**
-     * Runs a script: one EVALSHA, or on NOSCRIPT one EVAL with the script's text.
+     * Runs a script: one EVALSHA, or on NOSCRIPT one EVAL with the script's text; or, for a script
+     * sent {@link Script.Sending#WITH_TEXT}, one EVAL.
      *
      * @param <T> the reply type, as the script's {@link Script#output} decodes it
      * @param script the script
@@ -96,6 +107,13 @@ public final class ScriptRegistry {
 
     private <T> CompletionStage<T> send(Script script, String[] keys, String[] args, long retryUntil) {
         recorder.scriptCalled(script);
+        if (script.sending == Script.Sending.WITH_TEXT) {
+            CompletionStage<T> byText = redis.eval(texts.get(script), script.output, keys, args);
+            return byText.handle((reply, failure) -> failure == null
+                    ? CompletableFuture.completedFuture(reply)
+                    : this.<T>retryIfRefused(unwrap(failure), script, keys, args, retryUntil))
+                    .thenCompose(stage -> stage);
+        }
         CompletionStage<T> bySha = redis.evalsha(shas.get(script), script.output, keys, args);
         return bySha.handle((reply, failure) -> {
             if (failure == null) {
@@ -104,6 +122,9 @@ public final class ScriptRegistry {
             Throwable cause = unwrap(failure);
             if (cause instanceof RedisNoScriptException) {
                 recorder.noScript(script);
+                if (tooLateToSendAgain(retryUntil)) {
+                    return CompletableFuture.<T>failedFuture(answeredTooLate(script, cause));
+                }
                 CompletionStage<T> byText = redis.eval(texts.get(script), script.output, keys, args);
                 return byText.handle((again, evalFailure) -> evalFailure == null
                         ? CompletableFuture.completedFuture(again)
@@ -114,13 +135,34 @@ public final class ScriptRegistry {
         }).thenCompose(stage -> stage);
     }
 
+    /**
+     * Whether a NOSCRIPT answer came too late to send the call again: its caller, who waits a
+     * command timeout from after the call was first sent, may have given up and sent the call's
+     * follow-up, which the EVAL must not overtake. Checked where the answer is handled, on the
+     * connection's I/O thread, before anything the caller sends after giving up can be written.
+     */
+    private boolean tooLateToSendAgain(long sentPlusTimeout) {
+        return retryNanos > 0 && sentPlusTimeout - System.nanoTime() <= 0;
+    }
+
+    private static RedisCommandTimeoutException answeredTooLate(Script script, Throwable noScript) {
+        RedisCommandTimeoutException e = new RedisCommandTimeoutException(script.file
+                + ": NOSCRIPT arrived after the command timeout; the call did not run and is not sent again");
+        e.addSuppressed(noScript);
+        return e;
+    }
+
     /** Sends again, after a pause, a call a cluster refused for now; fails with {@code cause} otherwise. */
     private <T> CompletionStage<T> retryIfRefused(Throwable cause, Script script, String[] keys, String[] args,
             long retryUntil) {
         if (refusedForNow(cause) && retryUntil - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
+            // Checked again when the pause is over: past the window, the caller may have sent the
+            // call's follow-up, which this call must not overtake.
             return CompletableFuture.supplyAsync(() -> null,
                             CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS))
-                    .thenCompose(ignored -> send(script, keys, args, retryUntil));
+                    .thenCompose(ignored -> retryUntil - System.nanoTime() > 0
+                            ? this.<T>send(script, keys, args, retryUntil)
+                            : CompletableFuture.<T>failedFuture(cause));
         }
         return CompletableFuture.failedFuture(cause);
     }
@@ -129,7 +171,8 @@ public final class ScriptRegistry {
      * Runs a script as {@link #run} does, followed on the same connection by {@code followUp}
      * (a {@code WAIT}), sent before the script's reply is awaited, so that both take one round
      * trip. If the script meets NOSCRIPT, the follow-up is sent again after the EVAL that runs it
-     * instead, so that it always follows the write it is meant to follow.
+     * instead, so that it always follows the write it is meant to follow (unless the NOSCRIPT answer
+     * came after the command timeout: then neither is sent again, as for {@link #run}).
      *
      * @param <T> the script's reply type
      * @param followUp sends the follow-up command
@@ -144,15 +187,21 @@ public final class ScriptRegistry {
     private <T> CompletionStage<Followed<T>> sendFollowedBy(Script script, String[] keys, String[] args,
             Supplier<CompletionStage<Long>> followUp, long retryUntil) {
         recorder.scriptCalled(script);
-        CompletionStage<T> bySha = redis.evalsha(shas.get(script), script.output, keys, args);
-        CompletionStage<Long> first = followUp.get();
-        return bySha.handle((reply, failure) -> {
+        boolean withText = script.sending == Script.Sending.WITH_TEXT;
+        CompletionStage<T> first = withText
+                ? redis.eval(texts.get(script), script.output, keys, args)
+                : redis.evalsha(shas.get(script), script.output, keys, args);
+        CompletionStage<Long> firstFollowUp = followUp.get();
+        return first.handle((reply, failure) -> {
             if (failure == null) {
-                return first.thenApply(acked -> new Followed<>(reply, acked));
+                return firstFollowUp.thenApply(acked -> new Followed<>(reply, acked));
             }
             Throwable cause = unwrap(failure);
-            if (cause instanceof RedisNoScriptException) {
+            if (!withText && cause instanceof RedisNoScriptException) {
                 recorder.noScript(script);
+                if (tooLateToSendAgain(retryUntil)) {
+                    return CompletableFuture.<Followed<T>>failedFuture(answeredTooLate(script, cause));
+                }
                 CompletionStage<T> byText = redis.eval(texts.get(script), script.output, keys, args);
                 CompletionStage<Long> again = followUp.get();
                 return byText.thenCombine(again, Followed::new);
@@ -160,7 +209,9 @@ public final class ScriptRegistry {
             if (refusedForNow(cause) && retryUntil - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
                 return CompletableFuture.supplyAsync(() -> null,
                                 CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS))
-                        .thenCompose(ignored -> this.<T>sendFollowedBy(script, keys, args, followUp, retryUntil));
+                        .thenCompose(ignored -> retryUntil - System.nanoTime() > 0
+                                ? this.<T>sendFollowedBy(script, keys, args, followUp, retryUntil)
+                                : CompletableFuture.<Followed<T>>failedFuture(cause));
             }
             return CompletableFuture.<Followed<T>>failedFuture(cause);
         }).thenCompose(stage -> stage);

@@ -75,6 +75,19 @@ class ScriptCatalogTest {
         }
     }
 
+    /**
+     * The watchdog's renewals (the batched scripts) are sent with their text: a tick is in flight
+     * while holders release, so a renewal sent again after NOSCRIPT would run after a release
+     * (semantics.md, "Scripts sent again after NOSCRIPT").
+     */
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void catalogue_everyRenewal_isSentWithItsText(Script script) {
+        if (script.batched()) {
+            assertEquals(Script.Sending.WITH_TEXT, script.sending, script.file);
+        }
+    }
+
     /* --------------- headers --------------- */
 
     @ParameterizedTest

@@ -2,13 +2,25 @@ package dev.synchronizers.redis.script;
 
 import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.testkit.FaultProxy;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
@@ -67,6 +79,73 @@ class ScriptRegistryTest extends LuaTestBase {
             assertEquals(1L, reply.get(0), () -> "round " + round + ": reply " + reply);
             assertEquals(1L, lua.redis.del(lock));
         }
+    }
+
+    /**
+     * A script sent with its text ({@link Script.Sending#WITH_TEXT}: the renewals) never meets
+     * NOSCRIPT, so it runs where it was sent on the connection, not after what was queued behind
+     * it: after a flush it is one EVAL, and no EVALSHA reaches the server.
+     */
+    @Test
+    void run_withTextScriptAfterScriptFlush_isOneEvalAndNeverMeetsNoScript() throws Exception {
+        assertEquals(Script.Sending.WITH_TEXT, Script.REDLOCK_RENEW.sending);
+        lua.redis.scriptFlush();
+        lua.redis.configResetstat();
+
+        List<Object> reply = lua.run(Script.LOCK_RENEW, new String[] {lock}, "1000", "owner-a", "1001");
+
+        assertEquals(List.of(0L), reply, "nothing to renew");
+        assertEquals(1, scriptCalls("eval"), "one EVAL");
+        assertEquals(0, scriptCalls("evalsha"), "no EVALSHA, so no NOSCRIPT");
+    }
+
+    /**
+     * A NOSCRIPT answer that arrives after the call's command timeout is not followed by the EVAL:
+     * its caller may have given up and sent a follow-up, which the EVAL would overtake. The call
+     * fails as unanswered, and it did not run. (The wait before the answer is let through is the
+     * command timeout itself passing, not a guess at how long something takes.)
+     */
+    @Test
+    void run_noScriptAnsweredAfterTheCommandTimeout_failsUnansweredAndIsNotSentAgain() throws Exception {
+        Duration timeout = Duration.ofMillis(200);
+        try (FaultProxy proxy = FaultProxy.start(redis.server().port())) {
+            // Lettuce's own timeout far longer: only the registry's command timeout is passed.
+            RedisURI uri = RedisURI.create(proxy.uri());
+            uri.setTimeout(Duration.ofSeconds(60));
+            RedisClient client = RedisClient.create(uri);
+            try (StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8)) {
+                ScriptRegistry registry = new ScriptRegistry(connection.async(), Recorder.NONE, timeout);
+                lua.redis.scriptFlush();
+                lua.redis.configResetstat();
+                proxy.holdReplies();
+                long sent = System.nanoTime();
+                CompletableFuture<List<Object>> reply = registry.<List<Object>>run(Script.LOCK_ACQUIRE,
+                        new String[] {lock, tokenKey}, "owner-a", Long.toString(LONG_LEASE_MS)).toCompletableFuture();
+                Await.until("the EVALSHA reached the server", () -> scriptCalls("evalsha") == 1);
+                while (System.nanoTime() - sent <= timeout.toNanos()) {
+                    LockSupport.parkNanos(timeout.toNanos());
+                }
+                proxy.pass();
+
+                ExecutionException e = assertThrows(ExecutionException.class, () -> reply.get(30, TimeUnit.SECONDS));
+                assertInstanceOf(RedisCommandTimeoutException.class, e.getCause(), e.toString());
+                assertEquals(0, scriptCalls("eval"), "not sent again with its text");
+                assertNull(lua.redis.hget(lock, "owner-a"), "the call did not run");
+            } finally {
+                client.shutdown();
+            }
+        }
+    }
+
+    /** How many calls of {@code command} ({@code eval}, {@code evalsha}) the server ran since its stats were reset. */
+    private static long scriptCalls(String command) {
+        for (String line : lua.redis.info("commandstats").split("\\r?\\n")) {
+            if (line.startsWith("cmdstat_" + command + ":")) {
+                Matcher m = Pattern.compile("\\bcalls=(\\d+)").matcher(line);
+                return m.find() ? Long.parseLong(m.group(1)) : 0;
+            }
+        }
+        return 0;
     }
 
     /* --------------- arity --------------- */
