@@ -19,6 +19,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
@@ -68,9 +69,14 @@ public final class Watchdog implements AutoCloseable {
     private final Duration timeout;
     private final Recorder recorder;
     private final ToIntFunction<String> batchGroup;
-    /** Sends WAIT after a tick's renewals, or null; and whether its answer meets the requirement. */
-    private volatile Supplier<CompletionStage<Long>> renewalAcks;
-    private volatile LongPredicate renewalAcksMet;
+    /**
+     * With replica acknowledgement: the side connection's scripts, which write one renewed lease
+     * again after a tick, the WAIT that follows that write there, and whether its answer meets the
+     * requirement; null without.
+     */
+    private volatile RenewalAcks renewalAcks;
+    /** Whether a tick's acknowledgement check is still under way: the next tick then sends none. */
+    private final AtomicBoolean checkingAcks = new AtomicBoolean();
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -270,16 +276,22 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Follows every tick's renewals with {@code wait} (a {@code WAIT} for replicas) on the same
-     * connection, in the same round trip, and reports a tick whose answer does not meet
-     * {@code met}: the renewals stand, but a failover now could forget them.
+     * Checks after every tick that renewed something how many replicas have its renewals, and
+     * reports a tick whose answer does not meet {@code met}: the renewals stand, but a failover now
+     * could forget them. The check goes over a connection other than the renewals' own, so that its
+     * {@code WAIT}, which blocks the connection it is sent on, holds up no renewal and no release:
+     * it writes one lease the tick renewed once more there ({@code sideScripts}, token-checked like
+     * every renewal), then sends {@code wait} there, which counts that write and so, the
+     * replication stream being ordered, every renewal of the tick before it. It runs in the
+     * background; the tick does not wait for it, and while one check is under way no other starts.
      *
-     * @param wait sends the WAIT
+     * @param sideScripts runs the renew script on the other connection
+     * @param wait sends the WAIT on that connection
      * @param met whether its answer is enough
      */
-    public void acknowledgeRenewals(Supplier<CompletionStage<Long>> wait, LongPredicate met) {
-        this.renewalAcksMet = met;
-        this.renewalAcks = wait;
+    public void acknowledgeRenewals(ScriptRegistry sideScripts, Supplier<CompletionStage<Long>> wait,
+            LongPredicate met) {
+        this.renewalAcks = new RenewalAcks(sideScripts, wait, met);
     }
 
     /**
@@ -402,32 +414,61 @@ public final class Watchdog implements AutoCloseable {
                 batches.add(new Batch(chunk, send(key.script(), chunk)));
             }
         });
-        Supplier<CompletionStage<Long>> acks = renewalAcks;
-        CompletionStage<Long> acked = acks == null || batches.isEmpty() ? null : acks.get();
         // One deadline for every reply of the tick, all sent by now: a tick in which Redis does not
         // answer lasts one command timeout, not one per call, so the next tick comes in time.
         long deadline = System.nanoTime() + timeout.toNanos();
         int[] renewedAndFailed = new int[2];
         String failure = null;
+        Lease lastRenewed = null;
         for (Batch batch : batches) {
             String why = settle(batch, now, renewedAndFailed, deadline);
             failure = failure == null ? why : failure;
-        }
-        logOutcome(renewedAndFailed, failure);
-        if (acked != null) {
-            try {
-                long replicas = Replies.await(acked, untilDeadline(deadline), "wait for replicas after the renewals");
-                if (!renewalAcksMet.test(replicas)) {
-                    recorder.replicaAcksShort("renew");
-                    log.warn("watchdog renewed {} leases, but only {} replicas acknowledged them: a failover now could"
-                            + " forget them", renewedAndFailed[0], replicas);
+            if (why == null) {
+                for (Lease lease : batch.leases) {
+                    if (lease.renewedNanos == now) {
+                        lastRenewed = lease;
+                    }
                 }
-            } catch (RuntimeException e) {
-                recorder.replicaAcksShort("renew");
-                log.warn("watchdog could not learn how many replicas have its renewals: {}", e.getMessage());
             }
         }
+        logOutcome(renewedAndFailed, failure);
+        RenewalAcks acks = renewalAcks;
+        if (acks != null && lastRenewed != null) {
+            checkAcks(acks, lastRenewed, renewedAndFailed[0]);
+        }
         return renewedAndFailed;
+    }
+
+    /**
+     * Writes {@code lease}, renewed by this tick, once more on the side connection and waits there
+     * for the replicas, in the background; reports the tick if fewer acknowledged than asked.
+     */
+    private void checkAcks(RenewalAcks acks, Lease lease, int renewed) {
+        if (!checkingAcks.compareAndSet(false, true)) {
+            return;
+        }
+        Item item = item(lease.renewScript, List.of(lease));
+        CompletionStage<ScriptRegistry.Followed<List<Object>>> checked;
+        try {
+            checked = acks.scripts.runFollowedBy(lease.renewScript, item.keys, item.args, acks.waitCall);
+        } catch (RuntimeException e) {
+            checkingAcks.set(false);
+            throw e;
+        }
+        checked.whenComplete((both, failure) -> {
+            checkingAcks.set(false);
+            if (failure != null) {
+                recorder.replicaAcksShort("renew");
+                log.warn("watchdog could not learn how many replicas have its renewals: {}", failure.getMessage());
+            } else if ((Long) both.reply().get(0) != 1L) {
+                // The lease ended meanwhile: nothing was written again, and the WAIT proves nothing.
+                log.debug("watchdog could not check its renewals' replicas this tick: the lease it wrote again ended");
+            } else if (!acks.met.test(both.followUp())) {
+                recorder.replicaAcksShort("renew");
+                log.warn("watchdog renewed {} leases, but only {} replicas acknowledged them: a failover now could"
+                        + " forget them", renewed, both.followUp());
+            }
+        });
     }
 
     /** Warns at the first tick of a run in which renewals get no answer; says when they get one again. */
@@ -450,6 +491,12 @@ public final class Watchdog implements AutoCloseable {
     }
 
     private CompletionStage<List<Object>> send(Script script, List<Lease> chunk) {
+        Item items = item(script, chunk);
+        return scripts.run(script, items.keys, items.args);
+    }
+
+    /** The keys and arguments of one call of {@code script} that renews {@code chunk}. */
+    private Item item(Script script, List<Lease> chunk) {
         String[] keys = new String[chunk.size() * script.keysPerItem];
         String[] args = new String[1 + chunk.size() * script.argsPerItem];
         args[0] = Long.toString(leaseMillis);
@@ -458,7 +505,7 @@ public final class Watchdog implements AutoCloseable {
             System.arraycopy(lease.keys, 0, keys, i * script.keysPerItem, script.keysPerItem);
             System.arraycopy(lease.itemArgs, 0, args, 1 + i * script.argsPerItem, script.argsPerItem);
         }
-        return scripts.run(script, keys, args);
+        return new Item(keys, args);
     }
 
     private static Duration untilDeadline(long deadline) {
@@ -618,6 +665,14 @@ public final class Watchdog implements AutoCloseable {
     }
 
     private record Batch(List<Lease> leases, CompletionStage<List<Object>> reply) {
+    }
+
+    /** The keys and arguments of one renewal call. */
+    private record Item(String[] keys, String[] args) {
+    }
+
+    /** How a tick's renewals are checked for replica acknowledgement; see {@link #acknowledgeRenewals}. */
+    private record RenewalAcks(ScriptRegistry scripts, Supplier<CompletionStage<Long>> waitCall, LongPredicate met) {
     }
 
     /** The leases one renewal call may take: those of one renew script and one batch group. */
