@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -38,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * on a standalone server, one per hash slot on a cluster, since a script's keys must share a
  * slot) go to Redis as one batched script call (in chunks of {@value #BATCH} holds), and every
  * call of the tick is sent before any reply is awaited, so a tick costs about one round trip per
- * node whatever the number of holds. A lease ends as lost, and its owner's callback is told on the
+ * node whatever the number of holds. A call of several holds that a slot migration refuses with
+ * {@code TRYAGAIN} (some of its names moved, some not) is sent again one hold per call at once,
+ * since each alone is served. A lease ends as lost, and its owner's callback is told on the
  * watchdog thread, when Redis reports it gone ({@link LostHold.Cause#GONE}), when Redis could not
  * be reached and the lease may run out before the next tick could renew it
  * ({@link LostHold.Cause#UNRENEWABLE}), when its owning thread ended without releasing it
@@ -423,11 +426,9 @@ public final class Watchdog implements AutoCloseable {
         for (Batch batch : batches) {
             String why = settle(batch, now, renewedAndFailed, deadline);
             failure = failure == null ? why : failure;
-            if (why == null) {
-                for (Lease lease : batch.leases) {
-                    if (lease.renewedNanos == now) {
-                        lastRenewed = lease;
-                    }
+            for (Lease lease : batch.leases) {
+                if (lease.renewedNanos == now) {
+                    lastRenewed = lease;
                 }
             }
         }
@@ -490,9 +491,47 @@ public final class Watchdog implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends one call that renews {@code chunk}. On a cluster, a call of several items that a slot
+     * migration refuses with {@code TRYAGAIN} (its keys split between the slot's old and new
+     * master) is sent again item by item at once: each item alone is served, by the old master or
+     * through {@code ASK} by the new one. The reply then holds, per item, its answer or an
+     * {@link ItemFailure}.
+     */
     private CompletionStage<List<Object>> send(Script script, List<Lease> chunk) {
         Item items = item(script, chunk);
-        return scripts.run(script, items.keys, items.args);
+        if (chunk.size() == 1) {
+            return scripts.run(script, items.keys, items.args);
+        }
+        CompletionStage<List<Object>> whole = scripts.runBatch(script, items.keys, items.args);
+        return whole.handle((reply, failure) -> {
+            if (failure == null) {
+                return CompletableFuture.completedFuture(reply);
+            }
+            if (!ScriptRegistry.tryAgain(failure)) {
+                return CompletableFuture.<List<Object>>failedFuture(failure);
+            }
+            log.debug("watchdog: a renewal call of {} leases was refused during a slot migration ({}); renewing them"
+                    + " one by one", chunk.size(), failure.getMessage());
+            return oneByOne(script, chunk);
+        }).thenCompose(stage -> stage);
+    }
+
+    /** Renews each lease of {@code chunk} with a call of its own; a call that fails gives an {@link ItemFailure}. */
+    private CompletionStage<List<Object>> oneByOne(Script script, List<Lease> chunk) {
+        List<CompletableFuture<Object>> each = new ArrayList<>();
+        for (Lease lease : chunk) {
+            Item item = item(script, List.of(lease));
+            CompletionStage<List<Object>> reply = scripts.run(script, item.keys, item.args);
+            each.add(reply.handle((renewed, failure) -> failure == null ? renewed.get(0) : new ItemFailure(failure))
+                    .toCompletableFuture());
+        }
+        return CompletableFuture.allOf(each.toArray(new CompletableFuture<?>[0]))
+                .thenApply(ignored -> {
+                    List<Object> replies = new ArrayList<>();
+                    each.forEach(future -> replies.add(future.join()));
+                    return replies;
+                });
     }
 
     /** The keys and arguments of one call of {@code script} that renews {@code chunk}. */
@@ -512,28 +551,28 @@ public final class Watchdog implements AutoCloseable {
         return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     }
 
-    /** Settles one batch's renewals; returns why Redis did not answer for it, or null if it did. */
+    /** Settles one batch's renewals; returns why Redis did not answer for some, or null if it did for all. */
     private String settle(Batch batch, long tickStart, int[] renewedAndFailed, long deadline) {
         List<Object> renewed;
         try {
             renewed = Replies.await(batch.reply, untilDeadline(deadline), "renew " + batch.leases.size() + " leases");
         } catch (RuntimeException e) {
-            // Lost as soon as the lease could run out before the next tick had a chance to renew it:
-            // never report a hold as held past the moment Redis may have let it go. The next tick
-            // starts a tick period after this one ends, which is no earlier than now, and its
-            // renewal's reply may take a command timeout more.
-            long nextChance = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(tickMillis) + timeout.toNanos()
-                    + safetyNanos;
             for (Lease lease : batch.leases) {
-                if (nextChance - lease.renewedNanos >= TimeUnit.MILLISECONDS.toNanos(leaseMillis)) {
-                    lose(lease, LostHold.Cause.UNRENEWABLE);
-                }
+                unanswered(lease);
             }
             renewedAndFailed[1] += batch.leases.size();
             return e.getMessage();
         }
+        String failure = null;
         for (int i = 0; i < batch.leases.size(); i++) {
             Lease lease = batch.leases.get(i);
+            if (renewed.get(i) instanceof ItemFailure itemFailure) {
+                // Sent one by one after a slot migration refused the batch, and this one failed.
+                unanswered(lease);
+                renewedAndFailed[1]++;
+                failure = failure == null ? String.valueOf(itemFailure.failure().getMessage()) : failure;
+                continue;
+            }
             long reply = (Long) renewed.get(i);
             // 1: renewed; 2: taken back where it was gone (redlock-renew.lua), which counts only if
             // the owner agrees that its hold lasted meanwhile.
@@ -544,7 +583,21 @@ public final class Watchdog implements AutoCloseable {
                 lose(lease, LostHold.Cause.GONE);
             }
         }
-        return null;
+        return failure;
+    }
+
+    /**
+     * A lease whose renewal got no answer this tick: lost as soon as it could run out before the
+     * next tick had a chance to renew it. Never report a hold as held past the moment Redis may
+     * have let it go. The next tick starts a tick period after this one ends, which is no earlier
+     * than now, and its renewal's reply may take a command timeout more.
+     */
+    private void unanswered(Lease lease) {
+        long nextChance = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(tickMillis) + timeout.toNanos()
+                + safetyNanos;
+        if (nextChance - lease.renewedNanos >= TimeUnit.MILLISECONDS.toNanos(leaseMillis)) {
+            lose(lease, LostHold.Cause.UNRENEWABLE);
+        }
     }
 
     private void lose(Lease lease, LostHold.Cause cause) {
@@ -665,6 +718,10 @@ public final class Watchdog implements AutoCloseable {
     }
 
     private record Batch(List<Lease> leases, CompletionStage<List<Object>> reply) {
+    }
+
+    /** In a batch's reply, in place of an item's answer: the item's own call failed. */
+    private record ItemFailure(Throwable failure) {
     }
 
     /** The keys and arguments of one renewal call. */
