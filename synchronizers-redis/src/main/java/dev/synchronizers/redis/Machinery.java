@@ -1,5 +1,6 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
@@ -178,6 +179,23 @@ final class Machinery {
     /** Waits for a reply within the command timeout; see {@link Replies#await}. */
     <T> T await(CompletionStage<T> reply, String what) {
         return Replies.await(reply, timeout, what);
+    }
+
+    /**
+     * Returns what a call that failed for want of Redis throws: {@link IllegalStateException} if
+     * the client was closed meanwhile (close() shuts the connections under a call in flight, and
+     * the caller must learn that the client is closed, as a waiter that sleeps does), with
+     * {@code failure} as its cause; otherwise {@code failure} itself.
+     *
+     * @param failure the call's failure
+     * @return the exception to throw
+     */
+    RuntimeException unlessClosed(SynchronizerUnavailableException failure) {
+        if (closed.get()) {
+            return new IllegalStateException("this RedisSynchronizers was closed while the call waited for Redis",
+                    failure);
+        }
+        return failure;
     }
 
     /**

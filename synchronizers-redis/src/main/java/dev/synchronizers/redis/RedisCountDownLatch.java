@@ -2,6 +2,7 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedCountDownLatch;
 import dev.synchronizers.SynchronizerException;
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import java.util.Objects;
@@ -110,7 +111,11 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     /** Waits, and reports the wait to the metrics. */
     private boolean awaitZero(long timeoutNanos) throws InterruptedException {
         machinery.checkOpen();
-        return meters.timed(() -> waitForZero(timeoutNanos));
+        try {
+            return meters.timed(() -> waitForZero(timeoutNanos));
+        } catch (SynchronizerUnavailableException e) {
+            throw machinery.unlessClosed(e);
+        }
     }
 
     private boolean waitForZero(long timeoutNanos) throws InterruptedException {

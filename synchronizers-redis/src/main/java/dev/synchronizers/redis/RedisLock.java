@@ -240,6 +240,8 @@ final class RedisLock implements DistributedLock {
         try {
             return meters.timed(() -> acquireInRedis(threadId, owner, firstTry, timeoutNanos, interruptible,
                     fixedLeaseMillis, leaseMillis));
+        } catch (SynchronizerUnavailableException e) {
+            throw machinery.unlessClosed(e);
         } finally {
             acquiring.remove(threadId);
         }

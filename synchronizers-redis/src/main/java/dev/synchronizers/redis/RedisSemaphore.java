@@ -140,6 +140,8 @@ final class RedisSemaphore implements DistributedSemaphore {
             return meters.timed(() -> take(permits) > 0);
         } catch (InterruptedException e) {
             throw new AssertionError("a single try does not wait", e);
+        } catch (SynchronizerUnavailableException e) {
+            throw machinery.unlessClosed(e);
         }
     }
 
@@ -169,7 +171,11 @@ final class RedisSemaphore implements DistributedSemaphore {
             return true;
         }
         machinery.checkOpen();
-        return meters.timed(() -> waitForPermits(permits, timeoutNanos));
+        try {
+            return meters.timed(() -> waitForPermits(permits, timeoutNanos));
+        } catch (SynchronizerUnavailableException e) {
+            throw machinery.unlessClosed(e);
+        }
     }
 
     /**

@@ -233,8 +233,9 @@ public final class RedisSynchronizers implements Synchronizers {
     }
 
     /**
-     * Stops the watchdog, wakes this client's waiters (they fail with {@link IllegalStateException})
-     * and closes the connections, and the Lettuce client if this instance created it. Holds still
+     * Stops the watchdog, wakes this client's waiters (they fail with {@link IllegalStateException},
+     * as do acquisitions whose command is in flight when the connection closes under them) and
+     * closes the connections, and the Lettuce client if this instance created it. Holds still
      * held are not released; they expire with their lease. Idempotent.
      */
     @Override
