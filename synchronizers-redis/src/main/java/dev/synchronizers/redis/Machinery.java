@@ -156,7 +156,11 @@ final class Machinery {
     void pauseAfterShortAcks(int shortRounds, long deadlineNanos, boolean forever, boolean interruptible)
             throws InterruptedException {
         long cap = Math.max(acks.timeout().toNanos(), TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3);
-        long pause = Math.min(cap, acks.timeout().toNanos() << Math.min(shortRounds - 1, 20));
+        long pause = acks.timeout().toNanos();
+        for (int round = 1; round < shortRounds && pause < cap; round++) {
+            pause *= 2;
+        }
+        pause = Math.min(cap, pause);
         long end = System.nanoTime() + pause;
         if (!forever && deadlineNanos - end < 0) {
             end = deadlineNanos;
