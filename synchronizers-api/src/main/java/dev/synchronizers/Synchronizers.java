@@ -89,7 +89,8 @@ public interface Synchronizers extends AutoCloseable {
      * Stops the watchdog and closes the connections. Holds still held are not released; they are
      * no longer renewed and expire with their lease, after which other clients may take them.
      * Threads still waiting in this client are woken and fail with an
-     * {@link IllegalStateException}. Idempotent.
+     * {@link IllegalStateException}: those asleep and those whose command to Redis is in flight
+     * alike (whatever that command did in Redis expires with its lease). Idempotent.
      */
     @Override
     void close();

@@ -13,15 +13,8 @@ import java.util.List;
  *     none (the waiter then re-checks after the client's default lease)
  * @param sentNanos {@link System#nanoTime()} just before the step was sent; a lease granted by the
  *     step started after it
- * @param replicasAcked if acquired with replica acknowledgement on, how many replicas acknowledged
- *     the write ({@code WAIT} sent with it); {@code -1} if not asked
  */
-record Attempt(boolean acquired, long fencingToken, long holderTtlMillis, long sentNanos, long replicasAcked) {
-
-    /** An attempt with no replica acknowledgement asked. */
-    Attempt(boolean acquired, long fencingToken, long holderTtlMillis, long sentNanos) {
-        this(acquired, fencingToken, holderTtlMillis, sentNanos, -1);
-    }
+record Attempt(boolean acquired, long fencingToken, long holderTtlMillis, long sentNanos) {
 
     /** Reads a {@code {1, token}}, {@code {0, pttl}} or {@code {0, pttl, floor}} script reply. */
     static Attempt of(List<Object> reply, long sentNanos) {

@@ -1,5 +1,6 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
@@ -8,12 +9,14 @@ import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Supplier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * What every synchronizer of one client shares: its id, its connection and scripts, the watchdog,
@@ -34,6 +37,9 @@ final class Machinery {
     final Duration timeout;
     /** The replica acknowledgement every acquisition needs, or null. */
     final ReplicaAcks acks;
+    /** With {@link #acks}: the side connection that carries the WAITs, and its script registry; else null. */
+    private final RedisClusterAsyncCommands<String, String> acksRedis;
+    private final ScriptRegistry acksScripts;
     private final AtomicBoolean closed;
     private final AtomicLong attempts = new AtomicLong();
     /**
@@ -46,7 +52,7 @@ final class Machinery {
     Machinery(String clientId, String keyPrefix, RedisClusterAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
             LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, ReplicaAcks acks,
-            AtomicBoolean closed) {
+            RedisClusterAsyncCommands<String, String> acksRedis, ScriptRegistry acksScripts, AtomicBoolean closed) {
         this.clientId = clientId;
         this.keyPrefix = keyPrefix;
         this.redis = redis;
@@ -58,6 +64,8 @@ final class Machinery {
         this.leaseMillis = leaseMillis;
         this.timeout = timeout;
         this.acks = acks;
+        this.acksRedis = acksRedis;
+        this.acksScripts = acksScripts;
         this.closed = closed;
     }
 
@@ -95,58 +103,103 @@ final class Machinery {
         return Thread.currentThread().getId();
     }
 
-    /** Sends {@code WAIT} for the configured replica acknowledgement; only when {@link #acks} is set. */
-    CompletionStage<Long> waitForReplicas() {
-        return redis.waitForReplication(acks.replicas(), acks.timeout().toMillis());
-    }
-
     /**
      * Tells whether a hold just acquired is on enough replicas: true without replica
-     * acknowledgement; otherwise {@code acked} if the acquiring call's own {@code WAIT} answered
-     * ({@code >= 0}). A hold another client's call wrote (a hand-over, a grant served from the
-     * queue) is not covered by a {@code WAIT} of this connection, which waits for this client's own
-     * writes only: {@code touch} then writes it once more (a renewal), and the {@code WAIT} that
-     * follows in the same round trip covers that write and, the replication stream being ordered,
-     * the grant before it.
+     * acknowledgement. Otherwise the hold is written once more (its renewal, {@code renew} with
+     * {@code args}) on the client's side connection, followed there by {@code WAIT} in the same
+     * round trip. {@code WAIT} counts only the writes of the connection it is sent on, and the
+     * replication stream is ordered: the renewal, sent after the acquiring call was answered, comes
+     * after it in the stream, so replicas that have the renewal have the acquisition too, whoever
+     * wrote it (this client's call, another client's hand-over). The acquiring call itself goes over
+     * the shared connection without a {@code WAIT}, so that renewals and releases, which use that
+     * connection, never queue behind one. A renewal that finds the hold gone wrote nothing, and its
+     * {@code WAIT} proves nothing: that counts as short.
      *
-     * @param acked the acquiring call's {@code WAIT} answer, or {@code -1}
-     * @param touch sends a write of the hold (its renewal), used when {@code acked} is {@code -1}
+     * @param renew the hold's batched renew script, sent with one item
+     * @param keys the item's keys
+     * @param args the lease and then the item's arguments
+     * @throws dev.synchronizers.SynchronizerUnavailableException if either reply does not come
+     *     within the command timeout
      */
-    boolean replicated(long acked, Supplier<CompletionStage<?>> touch) {
+    boolean replicated(Script renew, String[] keys, String... args) {
         if (acks == null) {
             return true;
         }
-        long count = acked;
-        if (count < 0) {
-            touch.get();
-            count = await(waitForReplicas(), "wait for " + acks.replicas() + " replicas");
-        }
-        boolean met = acks.met(count);
+        ScriptRegistry.Followed<List<Object>> both = await(acksScripts.<List<Object>>runFollowedBy(renew, keys, args,
+                this::waitForReplicas), "write the hold again and wait for " + acks.replicas() + " replicas");
+        boolean met = (Long) both.reply().get(0) == 1L && acks.met(both.followUp());
         if (!met) {
             metrics.replicaAcksShort("acquire");
         }
         return met;
     }
 
+    /** Sends {@code WAIT} for the configured replica acknowledgement on the side connection. */
+    private CompletionStage<Long> waitForReplicas() {
+        return acksRedis.waitForReplication(acks.replicas(), acks.timeout().toMillis());
+    }
+
     /**
-     * Runs a script that may create a hold and waits for its reply; with replica acknowledgement,
-     * {@code WAIT} follows it in the same round trip and its answer is stored in {@code acked[0]}
-     * ({@code -1} without).
+     * Pauses a wait that just gave back an acquisition short of replica acknowledgements, before
+     * its next try, so that a replica that stopped acknowledging does not turn the wait into a loop
+     * of acquisitions and give-backs: the replica acknowledgement's timeout after the first short
+     * one, doubling with each one after it up to a third of the lease, and never past the wait's
+     * end.
+     *
+     * @param shortRounds how many acquisitions of this wait fell short so far, at least 1
+     * @param deadlineNanos the wait's end by {@link System#nanoTime()}; ignored if {@code forever}
+     * @param forever whether the wait has no end
+     * @param interruptible whether an interrupt ends the pause with {@link InterruptedException};
+     *     otherwise it is kept for the caller to see afterwards
+     * @throws InterruptedException if interruptible and interrupted
      */
-    <T> T runAcquiring(Script script, String[] keys, String[] args, String what, long[] acked) {
-        if (acks == null) {
-            acked[0] = -1;
-            return await(scripts.<T>run(script, keys, args), what);
+    void pauseAfterShortAcks(int shortRounds, long deadlineNanos, boolean forever, boolean interruptible)
+            throws InterruptedException {
+        long cap = Math.max(acks.timeout().toNanos(), TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3);
+        long pause = acks.timeout().toNanos();
+        for (int round = 1; round < shortRounds && pause < cap; round++) {
+            pause *= 2;
         }
-        ScriptRegistry.Followed<T> both = await(scripts.<T>runFollowedBy(script, keys, args, this::waitForReplicas),
-                what + " and wait for " + acks.replicas() + " replicas");
-        acked[0] = both.followUp();
-        return both.reply();
+        pause = Math.min(cap, pause);
+        long end = System.nanoTime() + pause;
+        if (!forever && deadlineNanos - end < 0) {
+            end = deadlineNanos;
+        }
+        boolean interrupted = false;
+        for (long left = end - System.nanoTime(); left > 0; left = end - System.nanoTime()) {
+            LockSupport.parkNanos(this, left);
+            if (Thread.interrupted()) {
+                if (interruptible) {
+                    throw new InterruptedException();
+                }
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Waits for a reply within the command timeout; see {@link Replies#await}. */
     <T> T await(CompletionStage<T> reply, String what) {
         return Replies.await(reply, timeout, what);
+    }
+
+    /**
+     * Returns what a call that failed for want of Redis throws: {@link IllegalStateException} if
+     * the client was closed meanwhile (close() shuts the connections under a call in flight, and
+     * the caller must learn that the client is closed, as a waiter that sleeps does), with
+     * {@code failure} as its cause; otherwise {@code failure} itself.
+     *
+     * @param failure the call's failure
+     * @return the exception to throw
+     */
+    RuntimeException unlessClosed(SynchronizerUnavailableException failure) {
+        if (closed.get()) {
+            return new IllegalStateException("this RedisSynchronizers was closed while the call waited for Redis",
+                    failure);
+        }
+        return failure;
     }
 
     /**

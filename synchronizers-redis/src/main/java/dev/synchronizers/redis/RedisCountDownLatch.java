@@ -1,11 +1,12 @@
 package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedCountDownLatch;
+import dev.synchronizers.SynchronizerException;
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
-import io.lettuce.core.KeyValue;
-import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -67,8 +68,26 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     @Override
     public long getCount() {
         machinery.checkOpen();
-        String count = machinery.await(machinery.redis.get(keys.latch()), "read latch '" + name + "'");
-        return count == null ? 0 : Long.parseLong(count);
+        String what = "read latch '" + name + "'";
+        return count(machinery.await(machinery.redis.get(keys.latch()), what), what);
+    }
+
+    /**
+     * Reads a count or epoch as the latch's scripts write it: absent is zero.
+     *
+     * @throws SynchronizerException if the key holds a string that is not a whole number: a key
+     *     of this name that is not the latch's
+     */
+    private static long count(String value, String what) {
+        if (value == null) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            throw new SynchronizerException(what + ": a key of this name holds a value that is not a latch's count;"
+                    + " it was left untouched. Use another name or key prefix", e);
+        }
     }
 
     @Override
@@ -92,7 +111,11 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     /** Waits, and reports the wait to the metrics. */
     private boolean awaitZero(long timeoutNanos) throws InterruptedException {
         machinery.checkOpen();
-        return meters.timed(() -> waitForZero(timeoutNanos));
+        try {
+            return meters.timed(() -> waitForZero(timeoutNanos));
+        } catch (SynchronizerUnavailableException e) {
+            throw machinery.unlessClosed(e);
+        }
     }
 
     private boolean waitForZero(long timeoutNanos) throws InterruptedException {
@@ -107,13 +130,19 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
             @Override
             public Attempt attempt(boolean subscribed) {
                 long sent = System.nanoTime();
-                List<KeyValue<String, String>> read = machinery.await(machinery.redis.mget(keys.latch(), keys.epoch()),
-                        "read latch '" + name + "'");
-                long epoch = read.get(1).hasValue() ? Long.parseLong(read.get(1).getValue()) : 0;
+                // Two GETs in one round trip, not MGET: MGET reads a key of another type as absent,
+                // which would be a count at zero; GET fails with WRONGTYPE, as getCount() does. The
+                // epoch is read first, so a crossing between the two reads shows in the count
+                // (absent) or in the next try's epoch, never in neither.
+                String what = "read latch '" + name + "'";
+                CompletionStage<String> epochRead = machinery.redis.get(keys.epoch());
+                CompletionStage<String> countRead = machinery.redis.get(keys.latch());
+                long epoch = count(machinery.await(epochRead, what), what);
+                long count = count(machinery.await(countRead, what), what);
                 if (startEpoch[0] < 0) {
                     startEpoch[0] = epoch;
                 }
-                boolean zero = !read.get(0).hasValue() || Long.parseLong(read.get(0).getValue()) <= 0;
+                boolean zero = count <= 0;
                 return zero || epoch > startEpoch[0] ? new Attempt(true, -1, 0, sent) : new Attempt(false, -1, -1, sent);
             }
 

@@ -9,7 +9,6 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
-import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
@@ -241,6 +240,8 @@ final class RedisLock implements DistributedLock {
         try {
             return meters.timed(() -> acquireInRedis(threadId, owner, firstTry, timeoutNanos, interruptible,
                     fixedLeaseMillis, leaseMillis));
+        } catch (SynchronizerUnavailableException e) {
+            throw machinery.unlessClosed(e);
         } finally {
             acquiring.remove(threadId);
         }
@@ -254,6 +255,7 @@ final class RedisLock implements DistributedLock {
             boolean interruptible, long fixedLeaseMillis, long leaseMillis) throws InterruptedException {
         long waitStart = System.nanoTime();
         Attempt attempt;
+        int shortRounds = 0;
         while (true) {
             long remaining = timeoutNanos == Acquirer.FOREVER || timeoutNanos <= 0
                     ? timeoutNanos
@@ -263,16 +265,28 @@ final class RedisLock implements DistributedLock {
             if (!attempt.acquired()) {
                 return false;
             }
-            long token = attempt.fencingToken();
-            if (machinery.replicated(attempt.replicasAcked(), () -> machinery.scripts.run(policy.renew,
-                    keys.keysFor(policy.renew), Long.toString(leaseMillis), owner, Long.toString(token)))) {
+            boolean replicated;
+            try {
+                replicated = machinery.replicated(policy.renew, keys.keysFor(policy.renew), Long.toString(leaseMillis),
+                        owner, Long.toString(attempt.fencingToken()));
+            } catch (RuntimeException e) {
+                // Not known to be on the replicas: never the caller's.
+                giveBackUnreplicated(owner, attempt.fencingToken());
+                throw e;
+            }
+            if (replicated) {
                 break;
             }
             // Fewer replicas have it than asked: a failover now could forget it. Not acquired:
-            // give it back, and try again while the caller's wait lasts.
+            // give it back, and try again while the caller's wait lasts, after a pause.
             giveBackUnreplicated(owner, attempt.fencingToken());
             if (timeoutNanos != Acquirer.FOREVER
                     && (timeoutNanos <= 0 || System.nanoTime() - waitStart >= timeoutNanos)) {
+                return false;
+            }
+            machinery.pauseAfterShortAcks(++shortRounds, waitStart + timeoutNanos, timeoutNanos == Acquirer.FOREVER,
+                    interruptible);
+            if (timeoutNanos != Acquirer.FOREVER && System.nanoTime() - waitStart >= timeoutNanos) {
                 return false;
             }
         }
@@ -412,24 +426,10 @@ final class RedisLock implements DistributedLock {
             } else {
                 args = new String[] {owner, lease};
             }
-            // With replica acknowledgement, WAIT follows the try in the same round trip.
-            CompletionStage<ScriptRegistry.Followed<List<Object>>> followed = machinery.acks == null
-                    ? null
-                    : machinery.scripts.runFollowedBy(script, keys.keysFor(script), args, machinery::waitForReplicas);
-            CompletionStage<List<Object>> pending = followed == null
-                    ? machinery.scripts.run(script, keys.keysFor(script), args)
-                    : followed.thenApply(ScriptRegistry.Followed::reply);
+            CompletionStage<List<Object>> pending = machinery.scripts.run(script, keys.keysFor(script), args);
             List<Object> reply;
-            long acked = -1;
             try {
-                if (followed == null) {
-                    reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
-                } else {
-                    ScriptRegistry.Followed<List<Object>> both = machinery.await(followed,
-                            "acquire " + kind + " '" + name + "' and wait for " + machinery.acks.replicas() + " replicas");
-                    reply = both.reply();
-                    acked = both.followUp();
-                }
+                reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
             } catch (SynchronizerUnavailableException e) {
                 acquireInDoubt.add(threadId);
                 undoIfAcquired(pending, owner);
@@ -443,9 +443,6 @@ final class RedisLock implements DistributedLock {
             handoverInDoubt = false;
             acquireInDoubt.remove(threadId);
             Attempt attempt = Attempt.of(reply, sent);
-            if (attempt.acquired() && acked >= 0) {
-                attempt = new Attempt(true, attempt.fencingToken(), 0, sent, acked);
-            }
             if (!attempt.acquired() && script == policy.queuedTry) {
                 place.queued(sent);
                 grantFloor = Math.max(grantFloor, attempt.fencingToken());

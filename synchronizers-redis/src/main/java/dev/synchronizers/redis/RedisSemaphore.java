@@ -140,6 +140,8 @@ final class RedisSemaphore implements DistributedSemaphore {
             return meters.timed(() -> take(permits) > 0);
         } catch (InterruptedException e) {
             throw new AssertionError("a single try does not wait", e);
+        } catch (SynchronizerUnavailableException e) {
+            throw machinery.unlessClosed(e);
         }
     }
 
@@ -169,7 +171,11 @@ final class RedisSemaphore implements DistributedSemaphore {
             return true;
         }
         machinery.checkOpen();
-        return meters.timed(() -> waitForPermits(permits, timeoutNanos));
+        try {
+            return meters.timed(() -> waitForPermits(permits, timeoutNanos));
+        } catch (SynchronizerUnavailableException e) {
+            throw machinery.unlessClosed(e);
+        }
     }
 
     /**
@@ -179,6 +185,7 @@ final class RedisSemaphore implements DistributedSemaphore {
      */
     private boolean waitForPermits(int permits, long timeoutNanos) throws InterruptedException {
         long start = System.nanoTime();
+        int shortRounds = 0;
         while (true) {
             long remaining = timeoutNanos == Acquirer.FOREVER || timeoutNanos <= 0
                     ? timeoutNanos
@@ -188,12 +195,15 @@ final class RedisSemaphore implements DistributedSemaphore {
             if (!attempt.acquired()) {
                 return false;
             }
-            if (machinery.replicated(attempt.replicasAcked(), () -> machinery.scripts.run(Script.SEMAPHORE_RENEW,
-                    keys.forRenew(), Long.toString(machinery.leaseMillis), waiter))) {
+            if (replicated(waiter)) {
                 return true;
             }
             returnUnreplicated(waiter);
             if (timeoutNanos != Acquirer.FOREVER && (timeoutNanos <= 0 || System.nanoTime() - start >= timeoutNanos)) {
+                return false;
+            }
+            machinery.pauseAfterShortAcks(++shortRounds, start + timeoutNanos, timeoutNanos == Acquirer.FOREVER, true);
+            if (timeoutNanos != Acquirer.FOREVER && System.nanoTime() - start >= timeoutNanos) {
                 return false;
             }
         }
@@ -211,10 +221,9 @@ final class RedisSemaphore implements DistributedSemaphore {
                 machinery.checkOpen();
                 long sent = System.nanoTime();
                 List<Object> reply;
-                long[] acked = new long[1];
                 try {
-                    reply = machinery.runAcquiring(Script.SEMAPHORE_ACQUIRE, keys.forQueue(), args,
-                            what("acquire " + permits + " permits of"), acked);
+                    reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ACQUIRE, keys.forQueue(), args),
+                            what("acquire " + permits + " permits of"));
                 } catch (SynchronizerUnavailableException e) {
                     // It may have run, or run later: queued this waiter, or given it permits.
                     giveUp(waiter);
@@ -226,7 +235,7 @@ final class RedisSemaphore implements DistributedSemaphore {
                 }
                 if (code == 1L) {
                     record(waiter, permits, sent);
-                    return new Attempt(true, -1, 0, sent, acked[0]);
+                    return new Attempt(true, -1, 0, sent);
                 }
                 if (code != 0L) {
                     throw new IllegalStateException(what("") + ": acquisition " + waiter + " was already given up");
@@ -258,6 +267,20 @@ final class RedisSemaphore implements DistributedSemaphore {
                 place.done(acquired);
             }
         }, waiter, timeoutNanos, true);
+    }
+
+    /**
+     * Tells whether a grant just recorded is on enough replicas ({@link Machinery#replicated});
+     * gives it back if the answer does not come, since it is then not known to be.
+     */
+    private boolean replicated(String grantId) {
+        try {
+            return machinery.replicated(Script.SEMAPHORE_RENEW, keys.forRenew(), Long.toString(machinery.leaseMillis),
+                    grantId);
+        } catch (RuntimeException e) {
+            returnUnreplicated(grantId);
+            throw e;
+        }
     }
 
     /**
@@ -294,11 +317,10 @@ final class RedisSemaphore implements DistributedSemaphore {
         String grant = machinery.newAttempt();
         long sent = System.nanoTime();
         List<Object> reply;
-        long[] acked = new long[1];
         try {
-            reply = machinery.runAcquiring(Script.SEMAPHORE_TRY, keys.forTry(),
-                    new String[] {grant, Integer.toString(permits), Long.toString(machinery.leaseMillis)},
-                    what(permits == 0 ? "drain" : "try to acquire " + permits + " permits of"), acked);
+            reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_TRY, keys.forTry(),
+                    grant, Integer.toString(permits), Long.toString(machinery.leaseMillis)),
+                    what(permits == 0 ? "drain" : "try to acquire " + permits + " permits of"));
         } catch (SynchronizerUnavailableException e) {
             giveUp(grant);
             throw e;
@@ -313,8 +335,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         int taken = code == 1L ? (int) (long) (Long) reply.get(1) : 0;
         if (taken > 0) {
             record(grant, taken, sent);
-            if (!machinery.replicated(acked[0], () -> machinery.scripts.run(Script.SEMAPHORE_RENEW, keys.forRenew(),
-                    Long.toString(machinery.leaseMillis), grant))) {
+            if (!replicated(grant)) {
                 returnUnreplicated(grant);
                 return 0;
             }

@@ -23,6 +23,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -96,6 +97,13 @@ public final class RedisSynchronizers implements Synchronizers {
                 ? Recorder.NONE
                 : new MicrometerRecorder(builder.meterRegistry, builder.meterNameTag, clientId);
         ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, builder.commandTimeout);
+        ReplicaAcks acks = builder.replicaAcks;
+        // With replica acknowledgement, every WAIT goes over a side connection of its own: a WAIT
+        // blocks the connection it is sent on, and renewals and releases must never wait behind one.
+        RedisClusterAsyncCommands<String, String> side = acks == null
+                ? null
+                : openSideConnection(topology, acks, builder.commandTimeout);
+        ScriptRegistry sideScripts = side == null ? null : new ScriptRegistry(side, metrics, builder.commandTimeout);
         long leaseMillis = builder.lease.toMillis();
         Watchdog watchdog = new Watchdog(scripts, leaseMillis, builder.commandTimeout,
                 "synchronizers-watchdog-" + clientId.substring(0, 8), metrics, topology::batchGroup);
@@ -106,15 +114,14 @@ public final class RedisSynchronizers implements Synchronizers {
                     : new LostHoldListeners.Registration(registration.listener(), watchdog.executor()));
         }
         this.closed = new AtomicBoolean();
-        ReplicaAcks acks = builder.replicaAcks;
         if (acks != null) {
-            checkWaitAccepted(topology, acks, builder.commandTimeout);
-            watchdog.acknowledgeRenewals(() -> topology.commands().waitForReplication(acks.replicas(),
-                    acks.timeout().toMillis()), acks::met);
+            watchdog.acknowledgeRenewals(sideScripts,
+                    () -> side.waitForReplication(acks.replicas(), acks.timeout().toMillis()), acks::met);
         }
         this.machinery = new Machinery(clientId, builder.keyPrefix, topology.commands(), scripts, watchdog,
                 new WakeupDispatcher(topology.pubSub(), builder.commandTimeout, clientId + ":", metrics),
-                new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, acks, closed);
+                new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, acks, side,
+                sideScripts, closed);
         metrics.clientGauges(machinery.watchdog::registered, machinery.watchdog::pendingRetries,
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
@@ -130,17 +137,30 @@ public final class RedisSynchronizers implements Synchronizers {
     }
 
     /**
-     * Fails the build, closing the topology, if the server refuses {@code WAIT} (some proxies and
-     * managed services do), so that replica acknowledgement is never silently absent.
+     * Opens the side connection that carries replica acknowledgement's {@code WAIT}s, and fails
+     * the build, closing the topology, if it cannot be opened or the server refuses {@code WAIT}
+     * (some proxies and managed services do), so that replica acknowledgement is never silently
+     * absent.
      */
-    private static void checkWaitAccepted(Topology topology, ReplicaAcks acks, Duration timeout) {
+    private static RedisClusterAsyncCommands<String, String> openSideConnection(Topology topology, ReplicaAcks acks,
+            Duration timeout) {
+        RedisClusterAsyncCommands<String, String> side;
         try {
-            Replies.await(topology.commands().waitForReplication(0, 1), timeout, "probe WAIT");
+            side = topology.openSideConnection();
+        } catch (RuntimeException e) {
+            topology.close();
+            throw new SynchronizerUnavailableException("replicaAcks(" + acks.replicas() + ", "
+                    + acks.timeout().toMillis() + " ms) is set, but its connection to " + topology.describe()
+                    + " cannot be opened: " + e.getMessage(), e);
+        }
+        try {
+            Replies.await(side.waitForReplication(0, 1), timeout, "probe WAIT");
         } catch (RuntimeException e) {
             topology.close();
             throw new IllegalStateException("replicaAcks(" + acks.replicas() + ", " + acks.timeout().toMillis()
                     + " ms) is set, but " + topology.describe() + " does not accept WAIT: " + e.getMessage(), e);
         }
+        return side;
     }
 
     /**
@@ -213,8 +233,9 @@ public final class RedisSynchronizers implements Synchronizers {
     }
 
     /**
-     * Stops the watchdog, wakes this client's waiters (they fail with {@link IllegalStateException})
-     * and closes the connections, and the Lettuce client if this instance created it. Holds still
+     * Stops the watchdog, wakes this client's waiters (they fail with {@link IllegalStateException},
+     * as do acquisitions whose command is in flight when the connection closes under them) and
+     * closes the connections, and the Lettuce client if this instance created it. Holds still
      * held are not released; they expire with their lease. Idempotent.
      */
     @Override
@@ -481,22 +502,28 @@ public final class RedisSynchronizers implements Synchronizers {
         }
 
         /**
-         * Asks every call that creates a hold (an acquisition, a hand-over) to be acknowledged by
-         * at least {@code replicas} replicas: {@code WAIT replicas timeout} follows the call on
-         * the same connection, in the same round trip. An acquisition that fewer replicas
-         * acknowledged is not acquired: it is given back at once and tried again within the
-         * caller's wait ({@code tryLock()} and {@code tryAcquire()} without a timeout return false;
+         * Asks every hold a caller gets (by an acquisition or a hand-over) to be acknowledged by
+         * at least {@code replicas} replicas. The client opens a side connection for this: once a
+         * call has created the hold, the hold is written once more (its renewal) on that connection,
+         * followed there by {@code WAIT replicas timeout} in the same round trip. {@code WAIT} never
+         * goes over the shared command connection, so renewals and releases never wait behind one.
+         * An acquisition that fewer replicas acknowledged is not acquired: it is given back at once
+         * and tried again within the caller's wait, after a pause that starts at {@code timeout}
+         * and doubles up to the larger of {@code timeout} and a third of the lease
+         * ({@code tryLock()} and {@code tryAcquire()} without a timeout return false;
          * {@code lock()} keeps trying). So every hold a caller gets was on that many replicas when
-         * it got it, and a failover to one of them keeps it. Renewals are followed by a
-         * {@code WAIT} too; one that falls short is reported (a WARN log and the
-         * {@code synchronizers.replica.acks.short} meter), since a renewal cannot be undone.
+         * it got it, and a failover to one of them keeps it. After each watchdog tick, one of its
+         * renewals is checked the same way in the background. A check that falls short is reported
+         * (a WARN log and the {@code synchronizers.replica.acks.short} meter), since a renewal
+         * cannot be undone.
          *
-         * <p>Costs: each acquisition waits until the replicas acknowledge, up to {@code timeout},
-         * and while {@code WAIT} blocks, the client's other commands on the shared connection wait
-         * behind it; with fewer replicas reachable than asked, every acquisition fails to take
-         * anything for {@code timeout} at a time. {@code WAIT} narrows the window in which a
-         * failover loses a hold; it does not close it (see the topologies document). Off by
-         * default. {@link #build()} fails if the server refuses {@code WAIT}, and on a Redis Cluster.
+         * <p>Costs: one more round trip and script call per acquisition, and the wait for the
+         * replicas' acknowledgement, up to {@code timeout}. The side connection's {@code WAIT}s
+         * queue behind each other: with fewer replicas reachable than asked, each acquisition waits
+         * {@code timeout} for every acquisition ahead of it, and then gets nothing. {@code WAIT}
+         * narrows the window in which a failover loses a hold; it does not close it (see the
+         * topologies document). Off by default. {@link #build()} fails if the server refuses
+         * {@code WAIT}, and on a Redis Cluster.
          *
          * @param replicas how many replicas must acknowledge, at least 1
          * @param timeout how long {@code WAIT} may block, positive and shorter than the command timeout

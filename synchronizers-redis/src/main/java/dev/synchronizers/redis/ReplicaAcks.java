@@ -3,9 +3,10 @@ package dev.synchronizers.redis;
 import java.time.Duration;
 
 /**
- * The replica acknowledgement a client asks of every call that creates a hold
- * ({@code RedisSynchronizers.Builder.replicaAcks}): {@code WAIT replicas timeout} sent right after
- * the call on the same connection, so that both go in one round trip.
+ * The replica acknowledgement a client asks of every hold it gets
+ * ({@code RedisSynchronizers.Builder.replicaAcks}): {@code WAIT replicas timeout} sent on a side
+ * connection right after a renewal of the new hold, so that both go in one round trip and no
+ * {@code WAIT} holds up the shared connection (see {@link Machinery#replicated}).
  *
  * @param replicas how many replicas must have the write
  * @param timeout how long {@code WAIT} may block

@@ -15,7 +15,10 @@ import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.RedisCluster;
 import dev.synchronizers.testkit.RedisServer;
+import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -267,6 +271,67 @@ class ClusterTest {
 
         assertTrue(waiter.get(), "the waiter got the permit");
         waiting.release();
+    }
+
+    /**
+     * A slot half-migrated under two holds of one client: IMPORTING on one master, MIGRATING on
+     * its owner, and the key of one of the two names moved. The watchdog's one renewal call for
+     * the slot names both keys, one on each master, and is refused with TRYAGAIN as a whole while
+     * the slot stays so; each name alone is served (one on the owner, the other through ASK on the
+     * target). The tick renews both holds, and no renewal fails. Once the slot has moved, both are
+     * unlocked.
+     */
+    @Test
+    void watchdog_slotHalfMigratedUnderTwoHolds_bothRenewed() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        List<LostHold> lost = new CopyOnWriteArrayList<>();
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder()
+                .cluster(cluster.seedUris().toArray(String[]::new)).keyPrefix(prefix).lease(Duration.ofSeconds(60))
+                .commandTimeout(Duration.ofSeconds(1)).meterRegistry(registry).lostHoldListener(lost::add, Runnable::run)
+                .build());
+        Map<Integer, String> bySlot = new HashMap<>();
+        String first;
+        String second;
+        for (int i = 0; ; i++) {
+            String candidate = name + "-" + i;
+            String other = bySlot.putIfAbsent(SlotHash.getSlot(LockKeys.of(prefix, candidate).lock()), candidate);
+            if (other != null) {
+                first = other;
+                second = candidate;
+                break;
+            }
+        }
+        String moved = LockKeys.of(prefix, first).lock();
+        int slot = cluster.slotOf(moved);
+        RedisServer from = cluster.masterOf(slot);
+        RedisServer to = cluster.masters().stream().filter(m -> !m.equals(from)).findFirst().orElseThrow();
+        DistributedLock firstLock = client.lock(first);
+        DistributedLock secondLock = client.lock(second);
+        firstLock.lock();
+        secondLock.lock();
+        RedisCommands<String, String> source = opened.commands(from.uri());
+        RedisCommands<String, String> target = opened.commands(to.uri());
+        try {
+            target.clusterSetSlotImporting(slot, source.clusterMyId());
+            source.clusterSetSlotMigrating(slot, target.clusterMyId());
+            source.migrate(to.host(), to.port(), 0, 1000, MigrateArgs.Builder.keys(moved));
+            target.asking();
+            assertEquals(1L, target.exists(moved), "the first name's key moved");
+            assertEquals(1L, source.exists(LockKeys.of(prefix, second).lock()), "the second name's key stayed");
+
+            client.renewNow();
+
+            assertEquals(0.0, registry.get("synchronizers.watchdog.renewals.failed").counter().count(),
+                    "no renewal of the tick failed");
+            assertTrue(registry.get("synchronizers.watchdog.renewed").summary().totalAmount() >= 2,
+                    "both holds renewed");
+            assertEquals(List.of(), lost, "no hold reported lost");
+        } finally {
+            cluster.moveSlot(slot, to);
+        }
+        firstLock.unlock();
+        secondLock.unlock();
+        assertEquals(List.of(), lost, "no hold reported lost");
     }
 
     /* --------------- helpers --------------- */

@@ -1,8 +1,11 @@
 package dev.synchronizers.redis;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedCountDownLatch;
+import dev.synchronizers.SynchronizerException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.RedisState;
@@ -12,6 +15,7 @@ import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +25,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.function.Executable;
 
 /** What only the Redis latch has to get right: a zero crossing seen by a waiter that re-checks late. */
 @Tag("redis")
@@ -74,5 +79,54 @@ class RedisCountDownLatchTest {
 
         assertTrue(waiter.get(), "the waiter saw the count reach zero");
         latch.countDown();
+    }
+    /**
+     * A name whose latch key holds a list: await() with a timeout throws the same clear
+     * exception as getCount() and countDown(), rather than report the count at zero, and the
+     * list is left as it was.
+     */
+    @Test
+    void await_keyHoldsAList_throwsWrongTypeLikeGetCountAndLeavesTheKeyAlone() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(redis.server().uri())
+                .keyPrefix(prefix).build());
+        RedisCommands<String, String> admin = opened.commands(redis.server().uri());
+        String key = LatchKeys.of(prefix, name).latch();
+        admin.rpush(key, "someone", "else's");
+        DistributedCountDownLatch latch = client.countDownLatch(name);
+
+        SynchronizerException getCount = assertThrows(SynchronizerException.class, latch::getCount);
+        SynchronizerException countDown = assertThrows(SynchronizerException.class, latch::countDown);
+        SynchronizerException await = assertThrows(SynchronizerException.class,
+                () -> latch.await(1, TimeUnit.SECONDS));
+        SynchronizerException awaitForever = assertThrows(SynchronizerException.class, latch::await);
+
+        for (SynchronizerException thrown : List.of(getCount, countDown, await, awaitForever)) {
+            assertTrue(thrown.getMessage().contains("WRONGTYPE") && thrown.getMessage().contains(name),
+                    thrown.getMessage());
+        }
+        assertEquals(List.of("someone", "else's"), admin.lrange(key, 0, -1));
+        assertEquals(-1L, admin.pttl(key), "no TTL added");
+    }
+
+    /**
+     * A name whose latch key holds a string that is no count: await(), getCount() and countDown()
+     * throw a clear exception naming the latch, and the string is left as it was.
+     */
+    @Test
+    void await_keyHoldsAStringThatIsNoCount_throwsLikeGetCountAndLeavesTheKeyAlone() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(redis.server().uri())
+                .keyPrefix(prefix).build());
+        RedisCommands<String, String> admin = opened.commands(redis.server().uri());
+        String key = LatchKeys.of(prefix, name).latch();
+        admin.set(key, "someone else's value");
+        DistributedCountDownLatch latch = client.countDownLatch(name);
+
+        for (Executable call : List.<Executable>of(latch::getCount, latch::countDown,
+                () -> latch.await(1, TimeUnit.SECONDS), latch::await)) {
+            SynchronizerException thrown = assertThrows(SynchronizerException.class, call);
+            assertTrue(thrown.getMessage().contains(name), thrown.getMessage());
+        }
+        assertEquals("someone else's value", admin.get(key));
+        assertEquals(-1L, admin.pttl(key), "no TTL added");
     }
 }

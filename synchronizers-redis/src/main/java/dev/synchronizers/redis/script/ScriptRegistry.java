@@ -42,7 +42,8 @@ import java.util.function.Supplier;
  * {@code TRYAGAIN} (a multi-key call during a slot migration) or {@code CLUSTERDOWN} (the slot has
  * no master during a failover) is sent again every {@value #RETRY_MILLIS} ms until it runs or
  * the retry window (the command timeout) is spent: such a refusal means it did not run, so
- * sending it again is safe. What exceeds the window fails as any unanswered call does.
+ * sending it again is safe. What exceeds the window fails as any unanswered call does. A batch
+ * sent with {@link #runBatch} is not sent again after {@code TRYAGAIN}: its caller splits it.
  *
  * <p>Thread-safe; one registry per connection.
  */
@@ -102,16 +103,51 @@ public final class ScriptRegistry {
      */
     public <T> CompletionStage<T> run(Script script, String[] keys, String... args) {
         script.checkArity(keys.length, args.length);
-        return send(script, keys, args, System.nanoTime() + retryNanos);
+        return send(script, keys, args, System.nanoTime() + retryNanos, true);
     }
 
-    private <T> CompletionStage<T> send(Script script, String[] keys, String[] args, long retryUntil) {
+    /**
+     * Runs a batched script as {@link #run} does, except that a call refused with {@code TRYAGAIN}
+     * fails at once instead of being sent again. {@code TRYAGAIN} refuses a call whose keys a slot
+     * migration has split, some on the slot's old master and some on its new one, for as long as
+     * the migration stays half done. A batch of several items can be split so where each item
+     * alone is served, and the caller then sends the items one by one ({@link #tryAgain} tells the
+     * failure).
+     *
+     * @param <T> the reply type, as the script's {@link Script#output} decodes it
+     * @param script the script
+     * @param keys its keys, as many as its header declares
+     * @param args its arguments, as many as its header declares
+     * @return the reply; completes exceptionally with the client's exception on failure
+     * @throws IllegalArgumentException if the number of keys or arguments is wrong (a bug)
+     */
+    public <T> CompletionStage<T> runBatch(Script script, String[] keys, String... args) {
+        script.checkArity(keys.length, args.length);
+        return send(script, keys, args, System.nanoTime() + retryNanos, false);
+    }
+
+    /**
+     * Tells whether a call failed because a cluster refused it with {@code TRYAGAIN}: it did not
+     * run.
+     *
+     * @param failure how the call's stage completed, possibly wrapped in a
+     *     {@link CompletionException}
+     * @return true for {@code TRYAGAIN}
+     */
+    public static boolean tryAgain(Throwable failure) {
+        Throwable cause = unwrap(failure);
+        return cause instanceof RedisCommandExecutionException && cause.getMessage() != null
+                && cause.getMessage().startsWith("TRYAGAIN");
+    }
+
+    private <T> CompletionStage<T> send(Script script, String[] keys, String[] args, long retryUntil,
+            boolean retryTryAgain) {
         recorder.scriptCalled(script);
         if (script.sending == Script.Sending.WITH_TEXT) {
             CompletionStage<T> byText = redis.eval(texts.get(script), script.output, keys, args);
             return byText.handle((reply, failure) -> failure == null
                     ? CompletableFuture.completedFuture(reply)
-                    : this.<T>retryIfRefused(unwrap(failure), script, keys, args, retryUntil))
+                    : this.<T>retryIfRefused(unwrap(failure), script, keys, args, retryUntil, retryTryAgain))
                     .thenCompose(stage -> stage);
         }
         CompletionStage<T> bySha = redis.evalsha(shas.get(script), script.output, keys, args);
@@ -128,10 +164,10 @@ public final class ScriptRegistry {
                 CompletionStage<T> byText = redis.eval(texts.get(script), script.output, keys, args);
                 return byText.handle((again, evalFailure) -> evalFailure == null
                         ? CompletableFuture.completedFuture(again)
-                        : this.<T>retryIfRefused(unwrap(evalFailure), script, keys, args, retryUntil))
+                        : this.<T>retryIfRefused(unwrap(evalFailure), script, keys, args, retryUntil, retryTryAgain))
                         .thenCompose(stage -> stage);
             }
-            return this.<T>retryIfRefused(cause, script, keys, args, retryUntil);
+            return this.<T>retryIfRefused(cause, script, keys, args, retryUntil, retryTryAgain);
         }).thenCompose(stage -> stage);
     }
 
@@ -154,14 +190,15 @@ public final class ScriptRegistry {
 
     /** Sends again, after a pause, a call a cluster refused for now; fails with {@code cause} otherwise. */
     private <T> CompletionStage<T> retryIfRefused(Throwable cause, Script script, String[] keys, String[] args,
-            long retryUntil) {
-        if (refusedForNow(cause) && retryUntil - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
+            long retryUntil, boolean retryTryAgain) {
+        if (refusedForNow(cause) && (retryTryAgain || !tryAgain(cause))
+                && retryUntil - System.nanoTime() > TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS)) {
             // Checked again when the pause is over: past the window, the caller may have sent the
             // call's follow-up, which this call must not overtake.
             return CompletableFuture.supplyAsync(() -> null,
                             CompletableFuture.delayedExecutor(RETRY_MILLIS, TimeUnit.MILLISECONDS))
                     .thenCompose(ignored -> retryUntil - System.nanoTime() > 0
-                            ? this.<T>send(script, keys, args, retryUntil)
+                            ? this.<T>send(script, keys, args, retryUntil, retryTryAgain)
                             : CompletableFuture.<T>failedFuture(cause));
         }
         return CompletableFuture.failedFuture(cause);

@@ -109,6 +109,11 @@ public final class ClusterTopology implements Topology {
     }
 
     @Override
+    public RedisClusterAsyncCommands<String, String> openSideConnection() {
+        throw new UnsupportedOperationException("replica acknowledgement is not supported on a Redis Cluster");
+    }
+
+    @Override
     public int batchGroup(String key) {
         return SlotHash.getSlot(key);
     }

@@ -14,6 +14,8 @@ import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * One Redis server: a standalone server, or the master a Sentinel set names (Lettuce asks the
@@ -29,6 +31,8 @@ public final class StandaloneTopology implements Topology {
     private final StatefulRedisPubSubConnection<String, String> pubSubConnection;
     private final boolean sharded;
     private final PubSubTransport transport;
+    /** Connections opened by {@link #openSideConnection()}, closed with this topology. */
+    private final List<StatefulRedisConnection<String, String>> sideConnections = new CopyOnWriteArrayList<>();
 
     private StandaloneTopology(RedisClient client, boolean ownsClient, RedisURI uri,
             StatefulRedisConnection<String, String> connection,
@@ -86,6 +90,17 @@ public final class StandaloneTopology implements Topology {
         return connection.async();
     }
 
+    /**
+     * {@inheritDoc} Under Sentinel, it asks the sentinels for the master as the shared connection
+     * does, when it connects and whenever it reconnects.
+     */
+    @Override
+    public RedisClusterAsyncCommands<String, String> openSideConnection() {
+        StatefulRedisConnection<String, String> side = client.connect(StringCodec.UTF8, uri);
+        sideConnections.add(side);
+        return side.async();
+    }
+
     @Override
     public PubSubTransport pubSub() {
         return transport;
@@ -119,6 +134,7 @@ public final class StandaloneTopology implements Topology {
     @Override
     public void close() {
         pubSubConnection.close();
+        sideConnections.forEach(StatefulRedisConnection::close);
         connection.close();
         if (ownsClient) {
             client.shutdown(Duration.ZERO, uri.getTimeout());

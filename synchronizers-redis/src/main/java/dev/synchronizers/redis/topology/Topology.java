@@ -25,6 +25,18 @@ public interface Topology extends AutoCloseable {
     RedisClusterAsyncCommands<String, String> commands();
 
     /**
+     * Opens one more command connection to the server {@link #commands()} talks to, for commands
+     * that must neither wait behind the shared connection's commands nor hold them up: the
+     * {@code WAIT}s of replica acknowledgement, which block the connection they are sent on.
+     * Closed by {@link #close()}.
+     *
+     * @return the new connection's asynchronous commands
+     * @throws UnsupportedOperationException on a cluster, where replica acknowledgement is refused
+     * @throws io.lettuce.core.RedisException if the server cannot be reached
+     */
+    RedisClusterAsyncCommands<String, String> openSideConnection();
+
+    /**
      * Returns the transport the wake-up dispatcher subscribes through: classic Pub/Sub, or sharded
      * Pub/Sub on Redis 7 and later, as {@link #shardedPubSub()} says.
      *

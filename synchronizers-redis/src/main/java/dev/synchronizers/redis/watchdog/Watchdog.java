@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -19,6 +20,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
@@ -37,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * on a standalone server, one per hash slot on a cluster, since a script's keys must share a
  * slot) go to Redis as one batched script call (in chunks of {@value #BATCH} holds), and every
  * call of the tick is sent before any reply is awaited, so a tick costs about one round trip per
- * node whatever the number of holds. A lease ends as lost, and its owner's callback is told on the
+ * node whatever the number of holds. A call of several holds that a slot migration refuses with
+ * {@code TRYAGAIN} (some of its names moved, some not) is sent again one hold per call at once,
+ * since each alone is served. A lease ends as lost, and its owner's callback is told on the
  * watchdog thread, when Redis reports it gone ({@link LostHold.Cause#GONE}), when Redis could not
  * be reached and the lease may run out before the next tick could renew it
  * ({@link LostHold.Cause#UNRENEWABLE}), when its owning thread ended without releasing it
@@ -68,9 +72,14 @@ public final class Watchdog implements AutoCloseable {
     private final Duration timeout;
     private final Recorder recorder;
     private final ToIntFunction<String> batchGroup;
-    /** Sends WAIT after a tick's renewals, or null; and whether its answer meets the requirement. */
-    private volatile Supplier<CompletionStage<Long>> renewalAcks;
-    private volatile LongPredicate renewalAcksMet;
+    /**
+     * With replica acknowledgement: the side connection's scripts, which write one renewed lease
+     * again after a tick, the WAIT that follows that write there, and whether its answer meets the
+     * requirement; null without.
+     */
+    private volatile RenewalAcks renewalAcks;
+    /** Whether a tick's acknowledgement check is still under way: the next tick then sends none. */
+    private final AtomicBoolean checkingAcks = new AtomicBoolean();
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -270,16 +279,22 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Follows every tick's renewals with {@code wait} (a {@code WAIT} for replicas) on the same
-     * connection, in the same round trip, and reports a tick whose answer does not meet
-     * {@code met}: the renewals stand, but a failover now could forget them.
+     * Checks after every tick that renewed something how many replicas have its renewals, and
+     * reports a tick whose answer does not meet {@code met}: the renewals stand, but a failover now
+     * could forget them. The check goes over a connection other than the renewals' own, so that its
+     * {@code WAIT}, which blocks the connection it is sent on, holds up no renewal and no release:
+     * it writes one lease the tick renewed once more there ({@code sideScripts}, token-checked like
+     * every renewal), then sends {@code wait} there, which counts that write and so, the
+     * replication stream being ordered, every renewal of the tick before it. It runs in the
+     * background; the tick does not wait for it, and while one check is under way no other starts.
      *
-     * @param wait sends the WAIT
+     * @param sideScripts runs the renew script on the other connection
+     * @param wait sends the WAIT on that connection
      * @param met whether its answer is enough
      */
-    public void acknowledgeRenewals(Supplier<CompletionStage<Long>> wait, LongPredicate met) {
-        this.renewalAcksMet = met;
-        this.renewalAcks = wait;
+    public void acknowledgeRenewals(ScriptRegistry sideScripts, Supplier<CompletionStage<Long>> wait,
+            LongPredicate met) {
+        this.renewalAcks = new RenewalAcks(sideScripts, wait, met);
     }
 
     /**
@@ -402,32 +417,59 @@ public final class Watchdog implements AutoCloseable {
                 batches.add(new Batch(chunk, send(key.script(), chunk)));
             }
         });
-        Supplier<CompletionStage<Long>> acks = renewalAcks;
-        CompletionStage<Long> acked = acks == null || batches.isEmpty() ? null : acks.get();
         // One deadline for every reply of the tick, all sent by now: a tick in which Redis does not
         // answer lasts one command timeout, not one per call, so the next tick comes in time.
         long deadline = System.nanoTime() + timeout.toNanos();
         int[] renewedAndFailed = new int[2];
         String failure = null;
+        Lease lastRenewed = null;
         for (Batch batch : batches) {
             String why = settle(batch, now, renewedAndFailed, deadline);
             failure = failure == null ? why : failure;
-        }
-        logOutcome(renewedAndFailed, failure);
-        if (acked != null) {
-            try {
-                long replicas = Replies.await(acked, untilDeadline(deadline), "wait for replicas after the renewals");
-                if (!renewalAcksMet.test(replicas)) {
-                    recorder.replicaAcksShort("renew");
-                    log.warn("watchdog renewed {} leases, but only {} replicas acknowledged them: a failover now could"
-                            + " forget them", renewedAndFailed[0], replicas);
+            for (Lease lease : batch.leases) {
+                if (lease.renewedNanos == now) {
+                    lastRenewed = lease;
                 }
-            } catch (RuntimeException e) {
-                recorder.replicaAcksShort("renew");
-                log.warn("watchdog could not learn how many replicas have its renewals: {}", e.getMessage());
             }
         }
+        logOutcome(renewedAndFailed, failure);
+        RenewalAcks acks = renewalAcks;
+        if (acks != null && lastRenewed != null) {
+            checkAcks(acks, lastRenewed, renewedAndFailed[0]);
+        }
         return renewedAndFailed;
+    }
+
+    /**
+     * Writes {@code lease}, renewed by this tick, once more on the side connection and waits there
+     * for the replicas, in the background; reports the tick if fewer acknowledged than asked.
+     */
+    private void checkAcks(RenewalAcks acks, Lease lease, int renewed) {
+        if (!checkingAcks.compareAndSet(false, true)) {
+            return;
+        }
+        Item item = item(lease.renewScript, List.of(lease));
+        CompletionStage<ScriptRegistry.Followed<List<Object>>> checked;
+        try {
+            checked = acks.scripts.runFollowedBy(lease.renewScript, item.keys, item.args, acks.waitCall);
+        } catch (RuntimeException e) {
+            checkingAcks.set(false);
+            throw e;
+        }
+        checked.whenComplete((both, failure) -> {
+            checkingAcks.set(false);
+            if (failure != null) {
+                recorder.replicaAcksShort("renew");
+                log.warn("watchdog could not learn how many replicas have its renewals: {}", failure.getMessage());
+            } else if ((Long) both.reply().get(0) != 1L) {
+                // The lease ended meanwhile: nothing was written again, and the WAIT proves nothing.
+                log.debug("watchdog could not check its renewals' replicas this tick: the lease it wrote again ended");
+            } else if (!acks.met.test(both.followUp())) {
+                recorder.replicaAcksShort("renew");
+                log.warn("watchdog renewed {} leases, but only {} replicas acknowledged them: a failover now could"
+                        + " forget them", renewed, both.followUp());
+            }
+        });
     }
 
     /** Warns at the first tick of a run in which renewals get no answer; says when they get one again. */
@@ -449,7 +491,51 @@ public final class Watchdog implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends one call that renews {@code chunk}. On a cluster, a call of several items that a slot
+     * migration refuses with {@code TRYAGAIN} (its keys split between the slot's old and new
+     * master) is sent again item by item at once: each item alone is served, by the old master or
+     * through {@code ASK} by the new one. The reply then holds, per item, its answer or an
+     * {@link ItemFailure}.
+     */
     private CompletionStage<List<Object>> send(Script script, List<Lease> chunk) {
+        Item items = item(script, chunk);
+        if (chunk.size() == 1) {
+            return scripts.run(script, items.keys, items.args);
+        }
+        CompletionStage<List<Object>> whole = scripts.runBatch(script, items.keys, items.args);
+        return whole.handle((reply, failure) -> {
+            if (failure == null) {
+                return CompletableFuture.completedFuture(reply);
+            }
+            if (!ScriptRegistry.tryAgain(failure)) {
+                return CompletableFuture.<List<Object>>failedFuture(failure);
+            }
+            log.debug("watchdog: a renewal call of {} leases was refused during a slot migration ({}); renewing them"
+                    + " one by one", chunk.size(), failure.getMessage());
+            return oneByOne(script, chunk);
+        }).thenCompose(stage -> stage);
+    }
+
+    /** Renews each lease of {@code chunk} with a call of its own; a call that fails gives an {@link ItemFailure}. */
+    private CompletionStage<List<Object>> oneByOne(Script script, List<Lease> chunk) {
+        List<CompletableFuture<Object>> each = new ArrayList<>();
+        for (Lease lease : chunk) {
+            Item item = item(script, List.of(lease));
+            CompletionStage<List<Object>> reply = scripts.run(script, item.keys, item.args);
+            each.add(reply.handle((renewed, failure) -> failure == null ? renewed.get(0) : new ItemFailure(failure))
+                    .toCompletableFuture());
+        }
+        return CompletableFuture.allOf(each.toArray(new CompletableFuture<?>[0]))
+                .thenApply(ignored -> {
+                    List<Object> replies = new ArrayList<>();
+                    each.forEach(future -> replies.add(future.join()));
+                    return replies;
+                });
+    }
+
+    /** The keys and arguments of one call of {@code script} that renews {@code chunk}. */
+    private Item item(Script script, List<Lease> chunk) {
         String[] keys = new String[chunk.size() * script.keysPerItem];
         String[] args = new String[1 + chunk.size() * script.argsPerItem];
         args[0] = Long.toString(leaseMillis);
@@ -458,35 +544,35 @@ public final class Watchdog implements AutoCloseable {
             System.arraycopy(lease.keys, 0, keys, i * script.keysPerItem, script.keysPerItem);
             System.arraycopy(lease.itemArgs, 0, args, 1 + i * script.argsPerItem, script.argsPerItem);
         }
-        return scripts.run(script, keys, args);
+        return new Item(keys, args);
     }
 
     private static Duration untilDeadline(long deadline) {
         return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     }
 
-    /** Settles one batch's renewals; returns why Redis did not answer for it, or null if it did. */
+    /** Settles one batch's renewals; returns why Redis did not answer for some, or null if it did for all. */
     private String settle(Batch batch, long tickStart, int[] renewedAndFailed, long deadline) {
         List<Object> renewed;
         try {
             renewed = Replies.await(batch.reply, untilDeadline(deadline), "renew " + batch.leases.size() + " leases");
         } catch (RuntimeException e) {
-            // Lost as soon as the lease could run out before the next tick had a chance to renew it:
-            // never report a hold as held past the moment Redis may have let it go. The next tick
-            // starts a tick period after this one ends, which is no earlier than now, and its
-            // renewal's reply may take a command timeout more.
-            long nextChance = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(tickMillis) + timeout.toNanos()
-                    + safetyNanos;
             for (Lease lease : batch.leases) {
-                if (nextChance - lease.renewedNanos >= TimeUnit.MILLISECONDS.toNanos(leaseMillis)) {
-                    lose(lease, LostHold.Cause.UNRENEWABLE);
-                }
+                unanswered(lease);
             }
             renewedAndFailed[1] += batch.leases.size();
             return e.getMessage();
         }
+        String failure = null;
         for (int i = 0; i < batch.leases.size(); i++) {
             Lease lease = batch.leases.get(i);
+            if (renewed.get(i) instanceof ItemFailure itemFailure) {
+                // Sent one by one after a slot migration refused the batch, and this one failed.
+                unanswered(lease);
+                renewedAndFailed[1]++;
+                failure = failure == null ? String.valueOf(itemFailure.failure().getMessage()) : failure;
+                continue;
+            }
             long reply = (Long) renewed.get(i);
             // 1: renewed; 2: taken back where it was gone (redlock-renew.lua), which counts only if
             // the owner agrees that its hold lasted meanwhile.
@@ -497,7 +583,21 @@ public final class Watchdog implements AutoCloseable {
                 lose(lease, LostHold.Cause.GONE);
             }
         }
-        return null;
+        return failure;
+    }
+
+    /**
+     * A lease whose renewal got no answer this tick: lost as soon as it could run out before the
+     * next tick had a chance to renew it. Never report a hold as held past the moment Redis may
+     * have let it go. The next tick starts a tick period after this one ends, which is no earlier
+     * than now, and its renewal's reply may take a command timeout more.
+     */
+    private void unanswered(Lease lease) {
+        long nextChance = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(tickMillis) + timeout.toNanos()
+                + safetyNanos;
+        if (nextChance - lease.renewedNanos >= TimeUnit.MILLISECONDS.toNanos(leaseMillis)) {
+            lose(lease, LostHold.Cause.UNRENEWABLE);
+        }
     }
 
     private void lose(Lease lease, LostHold.Cause cause) {
@@ -618,6 +718,18 @@ public final class Watchdog implements AutoCloseable {
     }
 
     private record Batch(List<Lease> leases, CompletionStage<List<Object>> reply) {
+    }
+
+    /** In a batch's reply, in place of an item's answer: the item's own call failed. */
+    private record ItemFailure(Throwable failure) {
+    }
+
+    /** The keys and arguments of one renewal call. */
+    private record Item(String[] keys, String[] args) {
+    }
+
+    /** How a tick's renewals are checked for replica acknowledgement; see {@link #acknowledgeRenewals}. */
+    private record RenewalAcks(ScriptRegistry scripts, Supplier<CompletionStage<Long>> waitCall, LongPredicate met) {
     }
 
     /** The leases one renewal call may take: those of one renew script and one batch group. */
