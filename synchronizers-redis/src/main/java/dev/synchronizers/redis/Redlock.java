@@ -55,9 +55,10 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li><b>Acquire</b>: the lock script runs on every node at once. With grants from a quorum, the
- *       acquirer takes the largest fencing token they proposed and writes it back to them (a second
- *       round trip), and holds the lock if both round trips took less than the lease minus the
- *       drift allowance ({@code lease × clockDriftFactor + 2 ms}). Otherwise it gives back what it
+ *       acquirer takes the largest fencing token they proposed and writes it back to every node
+ *       that granted or did not answer (a second round trip); it holds the lock if a quorum confirm
+ *       that they still hold the grant under that token and both round trips took less than the
+ *       lease minus the drift allowance ({@code lease × clockDriftFactor + 2 ms}). Otherwise it gives back what it
  *       got, on every node including those whose reply did not come, and waits for a release (a
  *       wake-up from any node) or a short random back-off.
  *   <li><b>Renew</b>: one watchdog per node renews every hold of this client on that node each

@@ -28,7 +28,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
@@ -211,6 +213,137 @@ class RedlockOutcomesTest {
         assertTrue(other.tryLock());
         assertTrue(other.fencingToken() > token, "the next holder's token is greater");
         other.unlock();
+    }
+
+    /**
+     * The history of issue 20: an acquisition's grant on the node that proposed its token (node 0,
+     * whose clock runs ahead) ends while the acquisition is in flight (deleted here, as a clock that
+     * jumps ahead or a force would end it). Another client takes the lock on nodes 0 and 2 with a
+     * greater token and releases it; then the late replies arrive. The late acquisition must not
+     * count node 0 unasked: otherwise lock() returns a hold that only node 1 has, under a token
+     * smaller than the other client's, and a third client takes the lock on nodes 0 and 2 too.
+     */
+    @Test
+    void lock_proposersGrantEndsWhileTheAttemptIsInFlight_noSmallerTokenAndNoSecondHolder() throws Exception {
+        Redlock late = proxied(LONG_LEASE);
+        raiseLastToken(0);
+        proxies.get(0).holdReplies();
+        proxies.get(1).holdReplies();
+        proxies.get(2).blackhole(true);
+        LateHolder holder = LateHolder.start(late.lock(name));
+        Await.until("the grants ran on nodes 0 and 1", () -> ownerOn(0) != null && ownerOn(1) != null);
+        REDIS.get(0).del(lockKey());
+
+        long otherToken = holdAndRelease(direct().lock(name));
+        Await.until("the other client's hold is released on nodes 0 and 2", () -> ownerOn(0) == null && ownerOn(2) == null);
+        proxies.get(0).pass();
+        proxies.get(1).pass();
+
+        assertNoSmallerTokenAndNoSecondHolder(holder, otherToken, late);
+    }
+
+    /**
+     * The same history through a grant whose reply comes after the decision: nodes 1 and 2 (whose
+     * clock runs ahead) grant an acquisition, node 2's grant ends, and another client takes and
+     * releases the lock on nodes 0 and 2, so node 0 learns the other client's token. Then node 0
+     * grants the late acquisition, proposing more than that, but its reply is late: the acquisition
+     * settles on the smaller token of nodes 1 and 2. Node 0 must not count under that token.
+     */
+    @Test
+    void lock_lateGrantProposedMoreThanTheSettledToken_notCountedSoNoSmallerToken() throws Exception {
+        Redlock late = proxied(LONG_LEASE);
+        long ahead = raiseLastToken(2);
+        proxies.get(0).blackhole(true);
+        proxies.get(1).holdReplies();
+        proxies.get(2).holdReplies();
+        LateHolder holder = LateHolder.start(late.lock(name));
+        Await.until("the grants ran on nodes 1 and 2", () -> ownerOn(1) != null && ownerOn(2) != null);
+        REDIS.get(2).del(lockKey());
+
+        long otherToken = holdAndRelease(direct().lock(name));
+        Await.until("the other client's hold is released on nodes 0 and 2", () -> ownerOn(0) == null && ownerOn(2) == null);
+        proxies.get(0).holdReplies();
+        proxies.get(0).blackhole(false);
+        Await.until("the late grant ran on node 0", () -> ownerOn(0) != null);
+        String owner = ownerOn(0);
+        proxies.get(1).pass();
+        proxies.get(2).pass();
+        // Node 1 carries the settled token (node 2's proposal) once the acquisition was decided without node 0.
+        Await.until("the acquisition settled on nodes 1 and 2's largest proposal",
+                () -> Long.toString(ahead + 1).equals(REDIS.get(1).hget(lockKey(), owner)));
+        proxies.get(0).pass();
+
+        assertNoSmallerTokenAndNoSecondHolder(holder, otherToken, late);
+    }
+
+    /**
+     * Raises node {@code i}'s last token a minute ahead of the clock, as a node whose clock runs
+     * ahead would have it; its next proposal is one more.
+     *
+     * @return the raised last token
+     */
+    private long raiseLastToken(int i) {
+        long ahead = (System.currentTimeMillis() + 60_000) * 1000;
+        REDIS.get(i).set(lockKey() + ":token", Long.toString(ahead), io.lettuce.core.SetArgs.Builder.px(120_000));
+        return ahead;
+    }
+
+    /** Takes {@code lock}, notes its token and releases it, on the calling thread. */
+    private static long holdAndRelease(DistributedLock lock) {
+        lock.lock();
+        try {
+            return lock.fencingToken();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Once the late acquisition returns: its token is greater than that of the hold that came and
+     * went meanwhile, and a quorum holds it, so a third client cannot take the lock.
+     */
+    private void assertNoSmallerTokenAndNoSecondHolder(LateHolder holder, long otherToken, Redlock late)
+            throws Exception {
+        long token = holder.token.get(30, TimeUnit.SECONDS);
+        DistributedLock third = direct().lock(name);
+        boolean thirdGotIt = Background.start("third client", () -> {
+            boolean got = third.tryLock();
+            if (got) {
+                third.unlock();
+            }
+            return got;
+        }).get();
+        List<String> owners = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            owners.add(ownerOn(i));
+        }
+        holder.unlock.countDown();
+        holder.thread.get();
+        assertTrue(token > otherToken && !thirdGotIt, "the late acquisition returned token " + token
+                + " after the other client's " + otherToken + "; a third client took the lock too: " + thirdGotIt
+                + "; owners on the nodes: " + owners);
+        loseKept(0);
+        loseKept(2);
+        awaitFollowUpsFreeingEveryNode(late);
+    }
+
+    /** A thread that takes a lock, reports its token, and releases it when told. */
+    private record LateHolder(CompletableFuture<Long> token, CountDownLatch unlock, Background<Void> thread) {
+        static LateHolder start(DistributedLock lock) {
+            CompletableFuture<Long> token = new CompletableFuture<>();
+            CountDownLatch unlock = new CountDownLatch(1);
+            Background<Void> thread = Background.start("late holder", () -> {
+                lock.lock();
+                try {
+                    token.complete(lock.fencingToken());
+                    unlock.await();
+                } finally {
+                    lock.unlock();
+                }
+                return null;
+            });
+            return new LateHolder(token, unlock, thread);
+        }
     }
 
     /* --------------- release --------------- */
