@@ -3,7 +3,6 @@ package dev.synchronizers.redis;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -205,10 +204,9 @@ class RedlockOutcomesTest {
         assertTrue(token > 0);
 
         lock.unlock();
-        Await.until("the release reached node 2", () -> ownerOn(2) == null);
-        for (int i = 0; i < 3; i++) {
-            assertNull(ownerOn(i), "node " + i + " still held after unlock()");
-        }
+        // unlock() returns once a quorum released it: the others are freed by their releases (or
+        // their retries) eventually, which is what to wait for.
+        Await.until("the releases reached every node", () -> ownerOn(0) == null && ownerOn(1) == null && ownerOn(2) == null);
         DistributedLock other = direct().lock(name);
         assertTrue(other.tryLock());
         assertTrue(other.fencingToken() > token, "the next holder's token is greater");

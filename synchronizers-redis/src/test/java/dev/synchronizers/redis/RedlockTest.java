@@ -382,8 +382,10 @@ class RedlockTest {
         DistributedLock lock = client().lock(name);
         assertTrue(lock.tryLock(0, 300, TimeUnit.MILLISECONDS));
         for (RedisCommands<String, String> redis : REDIS) {
+            // Not there (-2) is no failure: a grant still on its way when tryLock() returned on a
+            // quorum, or a lease already over on a busy machine; never a key without a lease.
             long pttl = redis.pttl(lockKey());
-            assertTrue(pttl > 0 && pttl <= 300, "lease set on every node: " + pttl);
+            assertTrue(pttl == -2 || pttl > 0 && pttl <= 300, "the fixed lease wherever it is held: " + pttl);
         }
         dev.synchronizers.fixture.Await.until("the lease runs out on every node",
                 () -> REDIS.stream().allMatch(redis -> redis.exists(lockKey()) == 0));
