@@ -213,8 +213,10 @@ public final class RedisSynchronizers implements Synchronizers {
     }
 
     /**
-     * Stops the watchdog, wakes this client's waiters (they fail with {@link IllegalStateException})
-     * and closes the connections, and the Lettuce client if this instance created it. Holds still
+     * Stops the watchdog, wakes this client's waiters (they fail with {@link IllegalStateException},
+     * also one whose acquire is in Redis when the connection closes: what it may have been granted
+     * expires with its lease) and closes the connections, and the Lettuce client if this instance
+     * created it. Holds still
      * held are not released; they expire with their lease. Idempotent.
      */
     @Override

@@ -226,7 +226,9 @@ public final class Redlock implements AutoCloseable {
 
     /**
      * Closes the client: the watchdogs stop, this client's waiters are woken and fail with
-     * {@link IllegalStateException}, and holds still open expire with their lease on each node.
+     * {@link IllegalStateException} (also one whose attempt is on the nodes when the connections
+     * close: what it may have been granted expires with its lease), and holds still open expire
+     * with their lease on each node.
      * Idempotent.
      */
     @Override

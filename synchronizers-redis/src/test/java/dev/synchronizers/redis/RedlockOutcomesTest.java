@@ -344,6 +344,32 @@ class RedlockOutcomesTest {
         }
     }
 
+    /**
+     * The client is closed while a thread's lock() has its acquire on every node and waits for the
+     * replies: the thread fails with IllegalStateException, as Redlock.close() says for waiters, not
+     * with SynchronizerUnavailableException as if the nodes could not be reached.
+     */
+    @Test
+    void lock_clientClosedWhileTheAttemptIsInFlight_failsWithIllegalState() throws Exception {
+        Redlock client = proxied(LONG_LEASE);
+        DistributedLock lock = client.lock(name);
+        proxies.forEach(FaultProxy::holdReplies);
+        Background<Void> caller = Background.start("caller", () -> {
+            lock.lock();
+            return null;
+        });
+        Await.until("the attempt ran on every node", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+
+        client.close();
+
+        Throwable failure = caller.failure();
+        assertInstanceOf(IllegalStateException.class, failure, "the caller failed with " + failure);
+        assertTrue(failure.getMessage().contains("closed"), "the client's own exception: " + failure);
+        for (int i = 0; i < 3; i++) {
+            REDIS.get(i).del(lockKey());   // a closed client gives back nothing: its grants would outlast the test
+        }
+    }
+
     /* --------------- release --------------- */
 
     /**
