@@ -26,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -492,6 +493,53 @@ class RedlockOutcomesTest {
         assertTrue(ownerOn(2) != null, "the give-back never reached node 2");
         awaitFollowUpsFreeingEveryNode(client);
         assertThrows(LostHoldException.class, lock::unlock);
+    }
+
+    /**
+     * Node 0 stalls (its replies never come, so its watchdog waits for them in its tick until the
+     * command timeout) while nodes 1 and 2 find the hold gone: their watchdogs decide that it is
+     * lost, and the report must not wait for node 0's tick. Before, listeners without an executor
+     * (and the wake-up chores) ran on node 0's watchdog thread, so the report came only once node
+     * 0's renewal had timed out.
+     */
+    @Test
+    void lostHold_nodeZeroStalled_reportedWhileNodeZerosWatchdogStillWaits() throws Exception {
+        Queue<Boolean> node0Renewing = new ConcurrentLinkedQueue<>();
+        String[] node0Thread = new String[1];
+        Redlock client = opened.add(Redlock.builder()
+                .nodes(proxies.stream().map(FaultProxy::uri).toArray(String[]::new))
+                .keyPrefix(prefix).lease(Duration.ofSeconds(3)).commandTimeout(Duration.ofSeconds(25))
+                .lostHoldListener(hold -> node0Renewing.add(renewing(node0Thread[0]))).build());
+        node0Thread[0] = "synchronizers-redlock-" + client.clientId().substring(0, 8) + "-node0";
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        long token = lock.fencingToken();
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        proxies.get(0).blackhole(true);
+        Await.until("node 0's watchdog waits for its renewal", () -> renewing(node0Thread[0]));
+        for (int i = 1; i < 3; i++) {
+            REDIS.get(i).del(lockKey());
+            REDIS.get(i).set(lockKey() + ":token", Long.toString(token + 1_000_000));
+        }
+
+        Await.until("the hold is reported lost", () -> !node0Renewing.isEmpty());
+
+        assertTrue(node0Renewing.remove(), "reported only once node 0's watchdog had stopped waiting for it");
+        assertThrows(LostHoldException.class, lock::unlock);
+    }
+
+    /** Whether the thread called {@code name} is in a watchdog's renewal (waiting for its node). */
+    private static boolean renewing(String name) {
+        for (Map.Entry<Thread, StackTraceElement[]> thread : Thread.getAllStackTraces().entrySet()) {
+            if (thread.getKey().getName().equals(name)) {
+                for (StackTraceElement frame : thread.getValue()) {
+                    if (frame.getMethodName().equals("renewAll")) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /**
