@@ -522,6 +522,30 @@ final class RedlockLock implements DistributedLock {
     }
 
     /**
+     * Per node, whether it has the hold by the local clock at {@code now}: a lease there is
+     * registered and not over, and its grant or last renewal began less than the validity ago (a
+     * fixed lease: the hold's own validity is not over).
+     */
+    private boolean[] validNodes(Hold hold, long now) {
+        long validNanos = TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis - redlock.driftMillis(redlock.leaseMillis));
+        boolean[] valid = new boolean[hold.leases.length];
+        hold.books.lock();
+        try {
+            for (int i = 0; i < valid.length; i++) {
+                Watchdog.Lease lease = hold.leases[i];
+                if (hold.state != null || lease == null || lease.endedBecause() != null) {
+                    continue;
+                }
+                long since = Math.max(lease.renewedNanos(), hold.grantedNanos.get(i));
+                valid[i] = hold.fixed() ? !hold.expiredByClock() : now - since < validNanos;
+            }
+        } finally {
+            hold.books.unlock();
+        }
+        return valid;
+    }
+
+    /**
      * Asked by node {@code index}'s watchdog whether a renewal that took the hold back there (the
      * node had lost it: a restart, a grant that never arrived, a lease that ran out) counts. Only
      * while a quorum of the other nodes still have the hold: then nobody else can have held the
@@ -606,6 +630,9 @@ final class RedlockLock implements DistributedLock {
             return;
         }
         holds.remove(threadId, held);
+        // Which nodes had the hold by the local clock when unlock() began: a node that does not
+        // answer the release counts as having had it to the end only if it still did then.
+        boolean[] valid = validNodes(held, System.nanoTime());
         boolean active = held.end(null);
         endNodeLeases(held);
         unpin(held, active && held.endedBecause() == null);
@@ -630,13 +657,21 @@ final class RedlockLock implements DistributedLock {
             throw unavailable("release (the hold was dropped locally; the release is retried on every node until its"
                     + " lease ends)", released);
         }
-        if (released.yes() + released.unanswered() >= redlock.quorum) {
-            // A quorum answered, and with the nodes that did not it may have had the hold to the
-            // end: released where reachable, and retried on the others.
+        int validUnanswered = 0;
+        for (int i = 0; i < valid.length; i++) {
+            if (valid[i] && released.isUnanswered(i)) {
+                validUnanswered++;
+            }
+        }
+        if (released.yes() + validUnanswered >= redlock.quorum) {
+            // A quorum answered, and with the nodes that did not, which had the hold by the local
+            // clock when unlock() began, it had the hold to the end: released where reachable, and
+            // retried on the others.
             return;
         }
-        // A quorum answered, and even counting every node that did not, fewer than a quorum had
-        // the hold: it was lost before unlock().
+        // A quorum answered, and even counting the nodes that did not but still had it by the
+        // local clock, fewer than a quorum had the hold (a holder paused past its validity, a
+        // fixed lease over): it may have been lost before unlock().
         LostHold.Cause cause = held.fixed() && held.expiredByClock() ? LostHold.Cause.LEASE_EXPIRED : LostHold.Cause.GONE;
         redlock.listeners.report(new LostHold(name, KIND, threadId, held.token, cause));
         throw lost(cause, "unlock()");
@@ -1149,6 +1184,12 @@ final class RedlockLock implements DistributedLock {
             } finally {
                 lock.unlock();
             }
+        }
+
+        /** Whether node {@code index} was asked and has not answered (yet): failed or pending. */
+        boolean isUnanswered(int index) {
+            int state = state(index);
+            return state == PENDING || state == FAILED;
         }
 
         /** How many asked nodes have not answered (yet): failed or pending. */

@@ -422,6 +422,86 @@ class RedlockOutcomesTest {
         assertTrue(lost.isEmpty(), "the hold was released, not lost: " + lost);
     }
 
+    /**
+     * A holder paused past its validity resumes, and its thread calls unlock() before its
+     * watchdogs run (they resume in a race with it; here they are held back): the nodes let the
+     * lease go but one, which still has it (its lease began later), one answers that it has not,
+     * and one does not answer. The hold may have been lost meanwhile, so unlock() throws
+     * LostHoldException (GONE), as the single-server lock's does for a lost hold, and the loss is
+     * reported. Before, the node that did not answer counted as having had the hold to the end,
+     * and unlock() returned normally: the loss went unreported.
+     */
+    @Test
+    void unlock_pausedPastItsValidityAndOneNodeUnanswered_throwsLostHold() throws Exception {
+        Redlock client = proxied(Duration.ofSeconds(1));
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        CountDownLatch resume = pauseWatchdogs(client);
+        try {
+            REDIS.get(2).pexpire(lockKey(), LONG_LEASE.toMillis());
+            // Gone from nodes 0 and 1 by the servers' clock, so past its validity by the local one.
+            Await.until("the lease ran out on nodes 0 and 1", () -> ownerOn(0) == null && ownerOn(1) == null);
+            proxies.get(1).blackhole(true);
+
+            LostHoldException e = assertThrows(LostHoldException.class, lock::unlock);
+            assertEquals(LostHold.Cause.GONE, e.lostCause());
+        } finally {
+            resume.countDown();
+        }
+        Await.until("the loss is reported", () -> !lost.isEmpty());
+        assertEquals(LostHold.Cause.GONE, lost.remove().cause());
+    }
+
+    /**
+     * As above with a fixed lease: unlock() once it is over by the local clock (less the drift
+     * allowance), before the watchdogs report its end, throws LostHoldException (LEASE_EXPIRED)
+     * when a quorum does not confirm the release, even though one node did not answer.
+     */
+    @Test
+    void unlock_fixedLeaseOverByTheLocalClockAndOneNodeUnanswered_throwsLostHold() throws Exception {
+        Redlock client = opened.add(Redlock.builder()
+                .nodes(proxies.stream().map(FaultProxy::uri).toArray(String[]::new))
+                .keyPrefix(prefix).lease(LONG_LEASE).clockDriftFactor(0.45).commandTimeout(TIMEOUT).build());
+        DistributedLock lock = client.lock(name);
+        assertTrue(lock.tryLock(0, 4, TimeUnit.SECONDS));
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        CountDownLatch resume = pauseWatchdogs(client);
+        try {
+            // The nodes keep it for 4 s from their grant; by the local clock it is over after 2.2 s.
+            Await.until("the fixed lease is over by the local clock", () -> !lock.isHeldByCurrentThread());
+            REDIS.get(0).del(lockKey());
+            REDIS.get(2).pexpire(lockKey(), LONG_LEASE.toMillis());
+            proxies.get(1).blackhole(true);
+
+            LostHoldException e = assertThrows(LostHoldException.class, lock::unlock);
+            assertEquals(LostHold.Cause.LEASE_EXPIRED, e.lostCause());
+        } finally {
+            resume.countDown();
+        }
+    }
+
+    /**
+     * Holds every node's watchdog thread until the returned latch is counted down, as a paused JVM
+     * holds them while its other threads resume first; returns once every one is held.
+     */
+    private static CountDownLatch pauseWatchdogs(Redlock client) throws InterruptedException {
+        CountDownLatch resume = new CountDownLatch(1);
+        CountDownLatch held = new CountDownLatch(client.nodes.size());
+        for (RedlockNode node : client.nodes) {
+            node.watchdog().executor().execute(() -> {
+                held.countDown();
+                try {
+                    resume.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        held.await();
+        return resume;
+    }
+
     /* --------------- renewal --------------- */
 
     /**
