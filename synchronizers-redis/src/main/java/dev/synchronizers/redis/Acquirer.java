@@ -159,8 +159,11 @@ final class Acquirer {
         if (timeoutNanos <= 0 || line == null || line.isEmpty() || step.mustTryFirst()) {
             try {
                 first = step.attempt(false);
-            } catch (RuntimeException | Error e) {
+            } catch (RuntimeException e) {
                 // A first try may register the waiter (a queue place) even when its reply is lost.
+                step.done(false);
+                throw closedInstead(e);
+            } catch (Error e) {
                 step.done(false);
                 throw e;
             }
@@ -191,13 +194,30 @@ final class Acquirer {
                 acquired = handed.acquired();
                 return handed;
             }
-            throw e;
+            throw closedInstead(e);
         } finally {
             if (node != null) {
                 leaveLine(node);
             }
             step.done(acquired);
         }
+    }
+
+    /**
+     * What a waiter whose step failed throws: the client's IllegalStateException if the client was
+     * closed meanwhile (closing it fails the calls in flight, which is what the step saw), with the
+     * step's failure as its cause; otherwise that failure.
+     */
+    private RuntimeException closedInstead(RuntimeException failure) {
+        try {
+            checkOpen.run();
+        } catch (IllegalStateException closed) {
+            if (closed != failure && closed.getCause() == null) {
+                closed.initCause(failure);
+            }
+            return closed;
+        }
+        return failure;
     }
 
     /**

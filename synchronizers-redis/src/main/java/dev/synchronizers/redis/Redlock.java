@@ -10,7 +10,6 @@ import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.wakeup.FanOutTransport;
 import dev.synchronizers.redis.wakeup.PubSubTransport;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
-import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.RedisURI;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -23,6 +22,8 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -55,9 +56,10 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li><b>Acquire</b>: the lock script runs on every node at once. With grants from a quorum, the
- *       acquirer takes the largest fencing token they proposed and writes it back to them (a second
- *       round trip), and holds the lock if both round trips took less than the lease minus the
- *       drift allowance ({@code lease × clockDriftFactor + 2 ms}). Otherwise it gives back what it
+ *       acquirer takes the largest fencing token they proposed and writes it back to every node
+ *       that granted or did not answer (a second round trip); it holds the lock if a quorum confirm
+ *       that they still hold the grant under that token and both round trips took less than the
+ *       lease minus the drift allowance ({@code lease × clockDriftFactor + 2 ms}). Otherwise it gives back what it
  *       got, on every node including those whose reply did not come, and waits for a release (a
  *       wake-up from any node) or a short random back-off.
  *   <li><b>Renew</b>: one watchdog per node renews every hold of this client on that node each
@@ -91,6 +93,12 @@ public final class Redlock implements AutoCloseable {
     final WakeupDispatcher wakeups;
     final LostHoldListeners listeners;
     final Recorder metrics;
+    /**
+     * The client's own thread: lost-hold listeners without an executor, and the wake-up chores of
+     * every tick. Not a node's watchdog thread, which waits out its node's replies in each tick: a
+     * stalled node would delay every report and chore behind it.
+     */
+    private final ScheduledThreadPoolExecutor events;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong attempts = new AtomicLong();
     private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
@@ -134,16 +142,21 @@ public final class Redlock implements AutoCloseable {
                     + first.getMessage(), first);
         }
         this.nodes = List.copyOf(built);
-        Watchdog firstWatchdog = nodes.get(0).watchdog();
         this.wakeups = new WakeupDispatcher(new FanOutTransport(nodes.stream().<PubSubTransport>map(RedlockNode::transport)
                 .toList()), timeout, clientId + ":", metrics);
-        firstWatchdog.everyTick(wakeups::sweep);
-        firstWatchdog.everyTick(wakeups::checkHealth);
+        this.events = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, eventsThreadName());
+            thread.setDaemon(true);
+            return thread;
+        });
+        events.setRemoveOnCancelPolicy(true);
+        long tickMillis = Math.max(1, leaseMillis / 3);
+        events.scheduleWithFixedDelay(this::chores, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
         List<LostHoldListeners.Registration> registrations = new ArrayList<>();
         for (LostHoldListeners.Registration registration : builder.listeners) {
             registrations.add(registration.executor() != null
                     ? registration
-                    : new LostHoldListeners.Registration(registration.listener(), firstWatchdog.executor()));
+                    : new LostHoldListeners.Registration(registration.listener(), events));
         }
         this.listeners = new LostHoldListeners(registrations, metrics);
         metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
@@ -225,7 +238,9 @@ public final class Redlock implements AutoCloseable {
 
     /**
      * Closes the client: the watchdogs stop, this client's waiters are woken and fail with
-     * {@link IllegalStateException}, and holds still open expire with their lease on each node.
+     * {@link IllegalStateException} (also one whose attempt is on the nodes when the connections
+     * close: what it may have been granted expires with its lease), and holds still open expire
+     * with their lease on each node.
      * Idempotent.
      */
     @Override
@@ -240,7 +255,30 @@ public final class Redlock implements AutoCloseable {
         for (RedlockNode node : nodes) {
             node.close();
         }
+        events.shutdownNow();
+        if (!Thread.currentThread().getName().equals(eventsThreadName())) {
+            try {
+                events.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         metrics.close();
+    }
+
+    private String eventsThreadName() {
+        return "synchronizers-redlock-" + clientId.substring(0, 8) + "-events";
+    }
+
+    /** The wake-up chores of a tick: quick, and they never wait for a node. */
+    private void chores() {
+        try {
+            wakeups.sweep();
+            wakeups.checkHealth();
+        } catch (RuntimeException e) {
+            // A chore that threw would cancel every later run of the schedule.
+            log.error("Redlock wake-up chores failed; they run again at the next tick", e);
+        }
     }
 
     @Override
@@ -293,9 +331,10 @@ public final class Redlock implements AutoCloseable {
         return wakeups.subscribedChannels();
     }
 
-    /** Runs one watchdog tick of every node now, for tests. */
+    /** Runs one watchdog tick of every node now, and the wake-up chores, for tests. */
     void renewNow() {
         nodes.forEach(node -> node.watchdog().tick());
+        chores();
     }
 
     void checkOpen() {
@@ -416,8 +455,9 @@ public final class Redlock implements AutoCloseable {
         }
 
         /**
-         * Adds a listener told of every hold this client loses, run on a watchdog thread: it must
-         * be quick and must not block.
+         * Adds a listener told of every hold this client loses, run on the client's own events
+         * thread ({@code synchronizers-redlock-<client>-events}), which no node's replies hold up:
+         * it must be quick and must not block, as it delays the reports after it.
          *
          * @param listener the listener
          * @return this builder

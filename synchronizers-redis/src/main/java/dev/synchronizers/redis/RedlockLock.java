@@ -190,7 +190,7 @@ final class RedlockLock implements DistributedLock {
             for (RedlockNode node : redlock.nodes) {
                 int index = node.index();
                 if (hold.fixed()) {
-                    // A fixed lease is not renewed: only the nodes that granted it hold it, and each
+                    // A fixed lease is not renewed: only the nodes that confirmed it count, and each
                     // node's watchdog reports its end, less the drift allowance.
                     if (won.granted[index]) {
                         long millis = Math.max(1, fixedLeaseMillis - redlock.driftMillis(fixedLeaseMillis));
@@ -267,13 +267,15 @@ final class RedlockLock implements DistributedLock {
     }
 
     /**
-     * What the winning attempt got: its owner, token, when it was sent and which nodes granted it;
-     * a grant that arrives late is passed to the hold once it is booked.
+     * What the winning attempt got: its owner, token, when it was sent and which nodes confirmed
+     * its grant under the token; a confirmation that arrives late is passed to the hold once it is
+     * booked.
      */
     private static final class Won {
         final String owner;
         final long token;
         final long sentNanos;
+        /** Per node: it confirmed the grant under the token when the attempt was decided. */
         final boolean[] granted;
         private Hold hold;
         private final boolean[] late;
@@ -305,8 +307,10 @@ final class RedlockLock implements DistributedLock {
 
     /**
      * One attempt: the lock script on every node, then, with grants from a quorum, the settled
-     * token written back to them. Whatever does not end in a hold is given back on every node that
-     * did not refuse, including those whose reply did not come.
+     * token (the largest proposal) written back to every node that granted or did not answer; it
+     * is a hold once a quorum confirmed that they still hold the grant under that token. Whatever
+     * does not end in a hold is given back on every node that did not refuse, including those whose
+     * reply did not come.
      *
      * @throws SynchronizerUnavailableException if fewer than a quorum of nodes answered
      * @throws IllegalStateException if the client is closed
@@ -347,44 +351,38 @@ final class RedlockLock implements DistributedLock {
                 token = Math.max(token, (Long) grants.reply(i).get(1));
             }
         }
-        // Written back to every node that may hold the grant, except those that proposed the token
-        // and so know it already; the hold counts only once a quorum knows it.
-        boolean[] knows = new boolean[nodes.size()];
-        int knowing = 0;
+        // Written back to every node that may hold the grant, those that proposed the token included:
+        // a grant can end while the attempt is in flight (forced, or its lease cut short by a clock
+        // that jumped ahead), so a node counts only once it confirms that it still holds the grant
+        // under the settled token, and the hold counts only once a quorum confirmed.
         Tally<Long> settled = new Tally<>(nodes.size(), quorum, reply -> reply == 1L);
         for (RedlockNode node : nodes) {
             int i = node.index();
-            if (grants.isYes(i) && (Long) grants.reply(i).get(1) == token) {
-                knows[i] = true;
-                knowing++;
-                settled.skip(i, true);
-            } else if (grants.isYes(i) || grants.isPending(i)) {
+            if (grants.isYes(i) || grants.isPending(i)) {
                 settled.watch(i, node.scripts().run(Script.REDLOCK_SETTLE, keys.keysFor(Script.REDLOCK_SETTLE),
                         owner, Long.toString(token)));
             } else {
                 settled.skip(i, false);
             }
         }
-        if (knowing < quorum) {
-            settled.await(Math.min(sent + redlock.timeout.toNanos(), sent + validNanos));
-        }
+        settled.await(Math.min(sent + redlock.timeout.toNanos(), sent + validNanos));
         long elapsed = System.nanoTime() - sent;
         if (settled.yes() < quorum || elapsed >= validNanos) {
-            // Too slow, or the write-back did not reach a quorum: not a hold whose token is safe.
+            // Too slow, or a quorum did not confirm: not a hold whose token is safe.
             giveBack(owner, grants, leaseMillis);
             waiter.split();
             return new Attempt(false, -1, backOff(grants), sent);
         }
-        boolean[] granted = new boolean[nodes.size()];
-        for (int i = 0; i < granted.length; i++) {
-            granted[i] = grants.isYes(i);
+        boolean[] confirmed = new boolean[nodes.size()];
+        for (int i = 0; i < confirmed.length; i++) {
+            confirmed[i] = settled.isYes(i);
         }
-        Won won = new Won(owner, token, sent, granted);
+        Won won = new Won(owner, token, sent, confirmed);
         for (RedlockNode node : nodes) {
-            // A grant whose reply comes after the decision counts from when the attempt was sent.
+            // A confirmation that comes after the decision counts from when the attempt was sent.
             int i = node.index();
-            if (grants.isPending(i)) {
-                grants.onYes(i, () -> won.lateGrant(i));
+            if (settled.isPending(i)) {
+                settled.onYes(i, () -> won.lateGrant(i));
             }
         }
         waiter.won = won;
@@ -536,6 +534,30 @@ final class RedlockLock implements DistributedLock {
     }
 
     /**
+     * Per node, whether it has the hold by the local clock at {@code now}: a lease there is
+     * registered and not over, and its grant or last renewal began less than the validity ago (a
+     * fixed lease: the hold's own validity is not over).
+     */
+    private boolean[] validNodes(Hold hold, long now) {
+        long validNanos = TimeUnit.MILLISECONDS.toNanos(redlock.leaseMillis - redlock.driftMillis(redlock.leaseMillis));
+        boolean[] valid = new boolean[hold.leases.length];
+        hold.books.lock();
+        try {
+            for (int i = 0; i < valid.length; i++) {
+                Watchdog.Lease lease = hold.leases[i];
+                if (hold.state != null || lease == null || lease.endedBecause() != null) {
+                    continue;
+                }
+                long since = Math.max(lease.renewedNanos(), hold.grantedNanos.get(i));
+                valid[i] = hold.fixed() ? !hold.expiredByClock() : now - since < validNanos;
+            }
+        } finally {
+            hold.books.unlock();
+        }
+        return valid;
+    }
+
+    /**
      * Asked by node {@code index}'s watchdog whether a renewal that took the hold back there (the
      * node had lost it: a restart, a grant that never arrived, a lease that ran out) counts. Only
      * while a quorum of the other nodes still have the hold: then nobody else can have held the
@@ -630,6 +652,9 @@ final class RedlockLock implements DistributedLock {
             return;
         }
         holds.remove(threadId, held);
+        // Which nodes had the hold by the local clock when unlock() began: a node that does not
+        // answer the release counts as having had it to the end only if it still did then.
+        boolean[] valid = validNodes(held, System.nanoTime());
         boolean active = held.end(null);
         endNodeLeases(held);
         unpin(held, active && held.endedBecause() == null);
@@ -654,13 +679,21 @@ final class RedlockLock implements DistributedLock {
             throw unavailable("release (the hold was dropped locally; the release is retried on every node until its"
                     + " lease ends)", released);
         }
-        if (released.yes() + released.unanswered() >= redlock.quorum) {
-            // A quorum answered, and with the nodes that did not it may have had the hold to the
-            // end: released where reachable, and retried on the others.
+        int validUnanswered = 0;
+        for (int i = 0; i < valid.length; i++) {
+            if (valid[i] && released.isUnanswered(i)) {
+                validUnanswered++;
+            }
+        }
+        if (released.yes() + validUnanswered >= redlock.quorum) {
+            // A quorum answered, and with the nodes that did not, which had the hold by the local
+            // clock when unlock() began, it had the hold to the end: released where reachable, and
+            // retried on the others.
             return;
         }
-        // A quorum answered, and even counting every node that did not, fewer than a quorum had
-        // the hold: it was lost before unlock().
+        // A quorum answered, and even counting the nodes that did not but still had it by the
+        // local clock, fewer than a quorum had the hold (a holder paused past its validity, a
+        // fixed lease over): it may have been lost before unlock().
         LostHold.Cause cause = held.fixed() && held.expiredByClock() ? LostHold.Cause.LEASE_EXPIRED : LostHold.Cause.GONE;
         redlock.listeners.report(new LostHold(name, KIND, threadId, held.token, cause));
         throw lost(cause, "unlock()");
@@ -1173,6 +1206,12 @@ final class RedlockLock implements DistributedLock {
             } finally {
                 lock.unlock();
             }
+        }
+
+        /** Whether node {@code index} was asked and has not answered (yet): failed or pending. */
+        boolean isUnanswered(int index) {
+            int state = state(index);
+            return state == PENDING || state == FAILED;
         }
 
         /** How many asked nodes have not answered (yet): failed or pending. */

@@ -173,6 +173,34 @@ class LockOutcomesTest {
         assertEquals(1L, existsAtReport.get("lock"), "reported lost only after Redis had let it go");
     }
 
+    /* --------------- close() while an attempt is in flight --------------- */
+
+    /**
+     * The client is closed while a thread's lock() has its acquire in Redis and waits for the
+     * reply: the thread fails with IllegalStateException, as RedisSynchronizers.close() says for
+     * waiters, not with SynchronizerUnavailableException as if Redis could not be reached.
+     */
+    @Test
+    void lock_clientClosedWhileTheAcquireIsInFlight_failsWithIllegalState() throws Exception {
+        RedisServer server = ownServer();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
+        RedisSynchronizers client = client(proxy.uri(), Duration.ofSeconds(20));
+        DistributedLock lock = client.lock(name);
+        proxy.holdReplies();
+        Background<Void> caller = Background.start("caller", () -> {
+            lock.lock();
+            return null;
+        });
+        Await.until("the acquire ran in Redis", () -> admin.exists(LockKeys.of(prefix, name).lock()) == 1);
+
+        client.close();
+
+        Throwable failure = caller.failure();
+        assertInstanceOf(IllegalStateException.class, failure, "the caller failed with " + failure);
+        assertTrue(failure.getMessage().contains("closed"), "the client's own exception: " + failure);
+    }
+
     /* --------------- an acquire that ran but whose reply was lost --------------- */
 
     /**

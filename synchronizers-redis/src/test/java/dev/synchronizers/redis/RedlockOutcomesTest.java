@@ -3,8 +3,8 @@ package dev.synchronizers.redis;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
@@ -28,7 +28,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
@@ -74,6 +76,11 @@ class RedlockOutcomesTest {
      */
     private static final Duration TEN_MINUTES = Duration.ofMinutes(10);
     private static final Pattern CALLS = Pattern.compile("\\bcalls=(\\d+)");
+    /**
+     * The command timeout of an acquisition kept in flight while another client takes and releases
+     * the lock: it must still be waiting for its write-back's replies when they are let through.
+     */
+    private static final Duration LATE_TIMEOUT = Duration.ofSeconds(15);
 
     private final Opened opened = new Opened();
     private final Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
@@ -221,14 +228,170 @@ class RedlockOutcomesTest {
         assertTrue(token > 0);
 
         lock.unlock();
-        Await.until("the release reached node 2", () -> ownerOn(2) == null);
-        for (int i = 0; i < 3; i++) {
-            assertNull(ownerOn(i), "node " + i + " still held after unlock()");
-        }
+        // unlock() returns once a quorum released it: the others are freed by their releases (or
+        // their retries) eventually, which is what to wait for.
+        Await.until("the releases reached every node", () -> ownerOn(0) == null && ownerOn(1) == null && ownerOn(2) == null);
         DistributedLock other = direct().lock(name);
         assertTrue(other.tryLock());
         assertTrue(other.fencingToken() > token, "the next holder's token is greater");
         other.unlock();
+    }
+
+    /**
+     * The history of issue 20: an acquisition's grant on the node that proposed its token (node 0,
+     * whose clock runs ahead) ends while the acquisition is in flight (deleted here, as a clock that
+     * jumps ahead or a force would end it). Another client takes the lock on nodes 0 and 2 with a
+     * greater token and releases it; then the late replies arrive. The late acquisition must not
+     * count node 0 unasked: otherwise lock() returns a hold that only node 1 has, under a token
+     * smaller than the other client's, and a third client takes the lock on nodes 0 and 2 too.
+     */
+    @Test
+    void lock_proposersGrantEndsWhileTheAttemptIsInFlight_noSmallerTokenAndNoSecondHolder() throws Exception {
+        Redlock late = proxied(LONG_LEASE, LATE_TIMEOUT);
+        raiseLastToken(0);
+        proxies.get(0).holdReplies();
+        proxies.get(1).holdReplies();
+        proxies.get(2).blackhole(true);
+        LateHolder holder = LateHolder.start(late.lock(name));
+        Await.until("the grants ran on nodes 0 and 1", () -> ownerOn(0) != null && ownerOn(1) != null);
+        REDIS.get(0).del(lockKey());
+
+        long otherToken = holdAndRelease(direct().lock(name));
+        Await.until("the other client's hold is released on nodes 0 and 2", () -> ownerOn(0) == null && ownerOn(2) == null);
+        proxies.get(0).pass();
+        proxies.get(1).pass();
+
+        assertNoSmallerTokenAndNoSecondHolder(holder, otherToken, late);
+    }
+
+    /**
+     * The same history through a grant whose reply comes after the decision: nodes 1 and 2 (whose
+     * clock runs ahead) grant an acquisition, node 2's grant ends, and another client takes and
+     * releases the lock on nodes 0 and 2, so node 0 learns the other client's token. Then node 0
+     * grants the late acquisition, proposing more than that, but its reply is late: the acquisition
+     * settles on the smaller token of nodes 1 and 2. Node 0 must not count under that token.
+     */
+    @Test
+    void lock_lateGrantProposedMoreThanTheSettledToken_notCountedSoNoSmallerToken() throws Exception {
+        Redlock late = proxied(LONG_LEASE, LATE_TIMEOUT);
+        long ahead = raiseLastToken(2);
+        proxies.get(0).blackhole(true);
+        proxies.get(1).holdReplies();
+        proxies.get(2).holdReplies();
+        LateHolder holder = LateHolder.start(late.lock(name));
+        Await.until("the grants ran on nodes 1 and 2", () -> ownerOn(1) != null && ownerOn(2) != null);
+        REDIS.get(2).del(lockKey());
+
+        long otherToken = holdAndRelease(direct().lock(name));
+        Await.until("the other client's hold is released on nodes 0 and 2", () -> ownerOn(0) == null && ownerOn(2) == null);
+        proxies.get(0).holdReplies();
+        proxies.get(0).blackhole(false);
+        Await.until("the late grant ran on node 0", () -> ownerOn(0) != null);
+        String owner = ownerOn(0);
+        proxies.get(1).pass();
+        proxies.get(2).pass();
+        // Node 1 carries the settled token (node 2's proposal) once the acquisition was decided without node 0.
+        Await.until("the acquisition settled on nodes 1 and 2's largest proposal",
+                () -> Long.toString(ahead + 1).equals(REDIS.get(1).hget(lockKey(), owner)));
+        proxies.get(0).pass();
+
+        assertNoSmallerTokenAndNoSecondHolder(holder, otherToken, late);
+    }
+
+    /**
+     * Raises node {@code i}'s last token a minute ahead of the clock, as a node whose clock runs
+     * ahead would have it; its next proposal is one more.
+     *
+     * @return the raised last token
+     */
+    private long raiseLastToken(int i) {
+        long ahead = (System.currentTimeMillis() + 60_000) * 1000;
+        REDIS.get(i).set(lockKey() + ":token", Long.toString(ahead), io.lettuce.core.SetArgs.Builder.px(120_000));
+        return ahead;
+    }
+
+    /** Takes {@code lock}, notes its token and releases it, on the calling thread. */
+    private static long holdAndRelease(DistributedLock lock) {
+        lock.lock();
+        try {
+            return lock.fencingToken();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Once the late acquisition returns: its token is greater than that of the hold that came and
+     * went meanwhile, and a quorum holds it, so a third client cannot take the lock.
+     */
+    private void assertNoSmallerTokenAndNoSecondHolder(LateHolder holder, long otherToken, Redlock late)
+            throws Exception {
+        long token = holder.token.get(30, TimeUnit.SECONDS);
+        DistributedLock third = direct().lock(name);
+        boolean thirdGotIt = Background.start("third client", () -> {
+            boolean got = third.tryLock();
+            if (got) {
+                third.unlock();
+            }
+            return got;
+        }).get();
+        List<String> owners = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            owners.add(ownerOn(i));
+        }
+        holder.unlock.countDown();
+        holder.thread.get();
+        assertTrue(token > otherToken && !thirdGotIt, "the late acquisition returned token " + token
+                + " after the other client's " + otherToken + "; a third client took the lock too: " + thirdGotIt
+                + "; owners on the nodes: " + owners);
+        loseKept(0);
+        loseKept(2);
+        awaitFollowUpsFreeingEveryNode(late);
+    }
+
+    /** A thread that takes a lock, reports its token, and releases it when told. */
+    private record LateHolder(CompletableFuture<Long> token, CountDownLatch unlock, Background<Void> thread) {
+        static LateHolder start(DistributedLock lock) {
+            CompletableFuture<Long> token = new CompletableFuture<>();
+            CountDownLatch unlock = new CountDownLatch(1);
+            Background<Void> thread = Background.start("late holder", () -> {
+                lock.lock();
+                try {
+                    token.complete(lock.fencingToken());
+                    unlock.await();
+                } finally {
+                    lock.unlock();
+                }
+                return null;
+            });
+            return new LateHolder(token, unlock, thread);
+        }
+    }
+
+    /**
+     * The client is closed while a thread's lock() has its acquire on every node and waits for the
+     * replies: the thread fails with IllegalStateException, as Redlock.close() says for waiters, not
+     * with SynchronizerUnavailableException as if the nodes could not be reached.
+     */
+    @Test
+    void lock_clientClosedWhileTheAttemptIsInFlight_failsWithIllegalState() throws Exception {
+        Redlock client = proxied(LONG_LEASE);
+        DistributedLock lock = client.lock(name);
+        proxies.forEach(FaultProxy::holdReplies);
+        Background<Void> caller = Background.start("caller", () -> {
+            lock.lock();
+            return null;
+        });
+        Await.until("the attempt ran on every node", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+
+        client.close();
+
+        Throwable failure = caller.failure();
+        assertInstanceOf(IllegalStateException.class, failure, "the caller failed with " + failure);
+        assertTrue(failure.getMessage().contains("closed"), "the client's own exception: " + failure);
+        for (int i = 0; i < 3; i++) {
+            REDIS.get(i).del(lockKey());   // a closed client gives back nothing: its grants would outlast the test
+        }
     }
 
     /* --------------- release --------------- */
@@ -280,6 +443,91 @@ class RedlockOutcomesTest {
         assertTrue(ownerOn(2) != null, "the release never reached node 2");
         awaitFollowUpsFreeingEveryNode(client);
         assertTrue(lost.isEmpty(), "the hold was released, not lost: " + lost);
+    }
+
+    /**
+     * A holder paused past its validity resumes, and its thread calls unlock() before its
+     * watchdogs run (they resume in a race with it; here they are held back): the nodes let the
+     * lease go but one, which still has it (its lease began later), one answers that it has not,
+     * and one does not answer. The hold may have been lost meanwhile, so unlock() throws
+     * LostHoldException (GONE), as the single-server lock's does for a lost hold, and the loss is
+     * reported. Before, the node that did not answer counted as having had the hold to the end,
+     * and unlock() returned normally: the loss went unreported.
+     */
+    @Test
+    void unlock_pausedPastItsValidityAndOneNodeUnanswered_throwsLostHold() throws Exception {
+        Redlock client = proxied(Duration.ofSeconds(1));
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        CountDownLatch resume = pauseWatchdogs(client);
+        try {
+            REDIS.get(2).pexpire(lockKey(), LONG_LEASE.toMillis());
+            // Gone from nodes 0 and 1 by the servers' clock, so past its validity by the local one.
+            Await.until("the lease ran out on nodes 0 and 1", () -> ownerOn(0) == null && ownerOn(1) == null);
+            proxies.get(1).blackhole(true);
+
+            LostHoldException e = assertThrows(LostHoldException.class, lock::unlock);
+            assertEquals(LostHold.Cause.GONE, e.lostCause());
+        } finally {
+            resume.countDown();
+        }
+        Await.until("the loss is reported", () -> !lost.isEmpty());
+        assertEquals(LostHold.Cause.GONE, lost.remove().cause());
+    }
+
+    /**
+     * As above with a fixed lease: unlock() once it is over by the local clock (less the drift
+     * allowance), before the watchdogs report its end, throws LostHoldException (LEASE_EXPIRED)
+     * when a quorum does not confirm the release, even though one node did not answer.
+     */
+    @Test
+    void unlock_fixedLeaseOverByTheLocalClockAndOneNodeUnanswered_throwsLostHold() throws Exception {
+        Redlock client = opened.add(Redlock.builder()
+                .nodes(proxies.stream().map(FaultProxy::uri).toArray(String[]::new))
+                .keyPrefix(prefix).lease(LONG_LEASE).clockDriftFactor(0.45).commandTimeout(TIMEOUT).build());
+        DistributedLock lock = client.lock(name);
+        assertTrue(lock.tryLock(0, 4, TimeUnit.SECONDS));
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        CountDownLatch resume = pauseWatchdogs(client);
+        try {
+            // The nodes keep it for 4 s from their grant; by the local clock it is over after 2.2 s.
+            Await.until("the fixed lease is over by the local clock", () -> !lock.isHeldByCurrentThread());
+            REDIS.get(0).del(lockKey());
+            REDIS.get(2).pexpire(lockKey(), LONG_LEASE.toMillis());
+            proxies.get(1).blackhole(true);
+
+            LostHoldException e = assertThrows(LostHoldException.class, lock::unlock);
+            assertEquals(LostHold.Cause.LEASE_EXPIRED, e.lostCause());
+        } finally {
+            resume.countDown();
+        }
+    }
+
+    /**
+     * Holds every node's watchdog thread until the returned latch is counted down, as a paused JVM
+     * holds them while its other threads resume first; returns once every one is held.
+     */
+    private static CountDownLatch pauseWatchdogs(Redlock client) throws InterruptedException {
+        return holdWatchdogs(client.nodes);
+    }
+
+    /** Holds these nodes' watchdog threads until the returned latch is counted down; returns once they are held. */
+    private static CountDownLatch holdWatchdogs(List<RedlockNode> nodes) throws InterruptedException {
+        CountDownLatch resume = new CountDownLatch(1);
+        CountDownLatch held = new CountDownLatch(nodes.size());
+        for (RedlockNode node : nodes) {
+            node.watchdog().executor().execute(() -> {
+                held.countDown();
+                try {
+                    resume.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        held.await();
+        return resume;
     }
 
     /* --------------- renewal --------------- */
@@ -352,6 +600,34 @@ class RedlockOutcomesTest {
         loseKept(2);
         assertTrue(ownerOn(2) != null, "the give-back never reached node 2");
         awaitFollowUpsFreeingEveryNode(client);
+        assertThrows(LostHoldException.class, lock::unlock);
+    }
+
+    /**
+     * Node 0's watchdog thread is held up (as its tick is while it waits for a stalled node 0's
+     * replies, up to the command timeout) while nodes 1 and 2 find the hold gone: their watchdogs
+     * decide that it is lost, and the report must not wait for node 0's watchdog. Before, listeners
+     * without an executor (and the wake-up chores) ran on node 0's watchdog thread, so the report
+     * waited for it.
+     */
+    @Test
+    void lostHold_nodeZerosWatchdogHeldUp_reportedWithoutWaitingForIt() throws Exception {
+        Redlock client = proxied(Duration.ofSeconds(3));
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        long token = lock.fencingToken();
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        CountDownLatch resume = holdWatchdogs(List.of(client.nodes.get(0)));
+        try {
+            for (int i = 1; i < 3; i++) {
+                REDIS.get(i).del(lockKey());
+                REDIS.get(i).set(lockKey() + ":token", Long.toString(token + 1_000_000));
+            }
+            Await.until("the hold is reported lost while node 0's watchdog is held up", () -> !lost.isEmpty());
+        } finally {
+            resume.countDown();
+        }
+        assertEquals(LostHold.Cause.GONE, lost.remove().cause());
         assertThrows(LostHoldException.class, lock::unlock);
     }
 

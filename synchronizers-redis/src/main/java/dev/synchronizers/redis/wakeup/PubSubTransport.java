@@ -85,7 +85,8 @@ public interface PubSubTransport {
      * at most one outstanding per connection. One whose reply does not come within {@code timeout}
      * has its channels {@linkplain Listener#interrupted interrupted} and is closed, so that the
      * client connects again and re-subscribes. On a cluster, also moves channels whose slot has a
-     * new master to that master. Called periodically, on the watchdog thread; must not block.
+     * new master to that master. Called periodically, on the watchdog thread (a Redlock's events
+     * thread); must not block.
      *
      * @param timeout how long a PING may take
      */

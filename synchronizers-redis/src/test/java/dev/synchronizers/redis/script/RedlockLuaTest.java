@@ -77,6 +77,25 @@ class RedlockLuaTest extends LuaTestBase {
         assertEquals(0L, lua.redis.exists(token()), "a node that no longer holds the grant does not learn the token");
     }
 
+    /**
+     * A node whose grant's reply came after the acquirer took the largest proposal may have proposed
+     * more than the settled token: it does not count for the acquisition (whose token must be at
+     * least the proposal of every node it counts); its hold records the settled token, and its last
+     * token stays its own proposal.
+     */
+    @Test
+    void settle_nodeProposedMoreThanTheSettledToken_notCounted() throws Exception {
+        long proposed = nowMicros();
+        hold("c:1:1", Long.toString(proposed));
+        lua.redis.set(token(), Long.toString(proposed));
+
+        Long reply = lua.run(Script.REDLOCK_SETTLE, new String[] {lock(), token()}, "c:1:1", Long.toString(proposed - 1));
+
+        assertEquals(2L, reply);
+        assertEquals(Long.toString(proposed - 1), lua.redis.hget(lock(), "c:1:1"), "the hold records the settled token");
+        assertEquals(Long.toString(proposed), lua.redis.get(token()), "never lowered");
+    }
+
     /* --------------- renew --------------- */
 
     private List<Object> renew(String owner, String token) throws Exception {
