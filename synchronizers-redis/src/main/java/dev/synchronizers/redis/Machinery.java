@@ -8,11 +8,17 @@ import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
+import java.util.Deque;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongPredicate;
 import java.util.function.Supplier;
 
 /**
@@ -34,7 +40,27 @@ final class Machinery {
     final Duration timeout;
     /** The replica acknowledgement every acquisition needs, or null. */
     final ReplicaAcks acks;
+    /**
+     * Whether the reply to a command sent at the given {@link System#nanoTime()} came from the
+     * current master as far as the client knows (false once a Sentinel announced a switch away from
+     * the server it was sent to).
+     */
+    private final LongPredicate fromCurrentMaster;
+    /**
+     * Releases sent lately, newest last, kept only on a topology that switches masters (Sentinel):
+     * a hold that the old master had replicated before the promotion and that was released on the
+     * old master afterwards is still on the new master, where it would keep everyone else out
+     * until its lease ran out. After a switch they are sent again to the new master; each is
+     * token-checked or idempotent, so one that already took effect there changes nothing.
+     */
+    private final Deque<RecentRelease> recentReleases;
+    /** How many {@link #recentReleases} holds (its size() would count them one by one). */
+    private final AtomicInteger recentCount = new AtomicInteger();
+    /** At most this many recent releases are kept; past it, the oldest are dropped (their holds then expire with their lease). */
+    static final int RECENT_RELEASES = 4096;
     private final AtomicBoolean closed;
+    /** How often an acquisition paused by a switch in progress looks whether it is done. */
+    private static final long SWITCH_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private final AtomicLong attempts = new AtomicLong();
     /**
      * Synchronizer objects with holds in this JVM, with how many, kept strongly reachable: the
@@ -46,7 +72,7 @@ final class Machinery {
     Machinery(String clientId, String keyPrefix, RedisClusterAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
             LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, ReplicaAcks acks,
-            AtomicBoolean closed) {
+            LongPredicate fromCurrentMaster, boolean switchesMasters, AtomicBoolean closed) {
         this.clientId = clientId;
         this.keyPrefix = keyPrefix;
         this.redis = redis;
@@ -58,7 +84,56 @@ final class Machinery {
         this.leaseMillis = leaseMillis;
         this.timeout = timeout;
         this.acks = acks;
+        this.fromCurrentMaster = fromCurrentMaster;
+        this.recentReleases = switchesMasters ? new ConcurrentLinkedDeque<>() : null;
         this.closed = closed;
+    }
+
+    /** A release sent at {@code sentNanos}, and how to send it again. */
+    private record RecentRelease(long sentNanos, Supplier<? extends CompletionStage<?>> release) {
+    }
+
+    /**
+     * Remembers a release about to be sent (a lock's release or hand-over, a semaphore's release),
+     * so that it can be sent again to a new master after a switch; does nothing on topologies that
+     * do not switch masters. Kept for one lease (a hold replicated before then has run out on any
+     * new master since), at most {@value #RECENT_RELEASES}.
+     *
+     * @param release sends the release; token-checked or idempotent
+     */
+    void releasing(Supplier<? extends CompletionStage<?>> release) {
+        if (recentReleases == null) {
+            return;
+        }
+        long now = System.nanoTime();
+        recentReleases.addLast(new RecentRelease(now, release));
+        recentCount.incrementAndGet();
+        long oldest = now - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        for (RecentRelease first = recentReleases.peekFirst(); first != null
+                && (first.sentNanos() - oldest < 0 || recentCount.get() > RECENT_RELEASES);
+                first = recentReleases.peekFirst()) {
+            if (recentReleases.removeFirstOccurrence(first)) {
+                recentCount.decrementAndGet();
+            }
+        }
+    }
+
+    /**
+     * Sends every release of the last lease again, to the master the client has just moved to,
+     * without waiting for the replies: one whose hold the new master still has (replicated before
+     * the promotion, released on the old master after it) ends it there; the others change
+     * nothing. Run after a switch.
+     */
+    void resendRecentReleases() {
+        if (recentReleases == null) {
+            return;
+        }
+        long oldest = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        for (RecentRelease recent : recentReleases) {
+            if (recent.sentNanos() - oldest >= 0) {
+                recent.release().get();
+            }
+        }
     }
 
     /** Counts one more hold of {@code synchronizer}: it stays reachable until every hold is unpinned. */
@@ -101,18 +176,27 @@ final class Machinery {
     }
 
     /**
-     * Tells whether a hold just acquired is on enough replicas: true without replica
-     * acknowledgement; otherwise {@code acked} if the acquiring call's own {@code WAIT} answered
-     * ({@code >= 0}). A hold another client's call wrote (a hand-over, a grant served from the
-     * queue) is not covered by a {@code WAIT} of this connection, which waits for this client's own
-     * writes only: {@code touch} then writes it once more (a renewal), and the {@code WAIT} that
-     * follows in the same round trip covers that write and, the replication stream being ordered,
-     * the grant before it.
+     * Tells whether a hold just acquired counts: false if the client has learnt since the acquiring
+     * command was sent that the server it went to is no longer the master (a Sentinel switch), since
+     * the grant may come from the old master; then, without replica acknowledgement, true; otherwise
+     * {@code acked} if the acquiring call's own {@code WAIT} answered ({@code >= 0}). A hold another
+     * client's call wrote (a hand-over, a grant served from the queue) is not covered by a
+     * {@code WAIT} of this connection, which waits for this client's own writes only: {@code touch}
+     * then writes it once more (a renewal), and the {@code WAIT} that follows in the same round trip
+     * covers that write and, the replication stream being ordered, the grant before it. A hold that
+     * does not count is given back by the caller, as for any acquisition whose outcome it cannot
+     * use.
      *
+     * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent (for a
+     *     grant served from the queue, when the waiter was last known queued)
      * @param acked the acquiring call's {@code WAIT} answer, or {@code -1}
      * @param touch sends a write of the hold (its renewal), used when {@code acked} is {@code -1}
      */
-    boolean replicated(long acked, Supplier<CompletionStage<?>> touch) {
+    boolean replicated(long sentNanos, long acked, Supplier<CompletionStage<?>> touch) {
+        if (!fromCurrentMaster.test(sentNanos)) {
+            settleSwitch();
+            return false;
+        }
         if (acks == null) {
             return true;
         }
@@ -121,11 +205,27 @@ final class Machinery {
             touch.get();
             count = await(waitForReplicas(), "wait for " + acks.replicas() + " replicas");
         }
+        if (!fromCurrentMaster.test(sentNanos)) {
+            return false;   // switched while WAIT ran: the answer may be the old master's
+        }
         boolean met = acks.met(count);
         if (!met) {
             metrics.replicaAcksShort("acquire");
         }
         return met;
+    }
+
+    /**
+     * Pauses an acquisition that has just given back a grant of an old master while the client is
+     * still moving to the new one, so that it does not spin against the old master meanwhile;
+     * returns at once once the move is done.
+     */
+    private void settleSwitch() {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!fromCurrentMaster.test(System.nanoTime()) && deadline - System.nanoTime() > 0
+                && !Thread.currentThread().isInterrupted()) {
+            LockSupport.parkNanos(this, SWITCH_PROBE_NANOS);
+        }
     }
 
     /**

@@ -264,12 +264,13 @@ final class RedisLock implements DistributedLock {
                 return false;
             }
             long token = attempt.fencingToken();
-            if (machinery.replicated(attempt.replicasAcked(), () -> machinery.scripts.run(policy.renew,
+            if (machinery.replicated(attempt.sentNanos(), attempt.replicasAcked(), () -> machinery.scripts.run(policy.renew,
                     keys.keysFor(policy.renew), Long.toString(leaseMillis), owner, Long.toString(token)))) {
                 break;
             }
-            // Fewer replicas have it than asked: a failover now could forget it. Not acquired:
-            // give it back, and try again while the caller's wait lasts.
+            // Granted by a server the client now knows is no longer the master, or fewer replicas
+            // have it than asked (a failover now could forget it). Not acquired: give it back,
+            // and try again while the caller's wait lasts.
             giveBackUnreplicated(owner, attempt.fencingToken());
             if (timeoutNanos != Acquirer.FOREVER
                     && (timeoutNanos <= 0 || System.nanoTime() - waitStart >= timeoutNanos)) {
@@ -532,8 +533,8 @@ final class RedisLock implements DistributedLock {
      * never given to the caller. Retried in the background if Redis does not answer.
      */
     private void giveBackUnreplicated(String owner, long token) {
-        log.debug("{} '{}': acquired, but fewer than {} replicas acknowledged it; giving it back", kind, name,
-                machinery.acks.replicas());
+        log.debug("{} '{}': acquired, but from a master that was switched away from, or acknowledged by fewer"
+                + " replicas than asked; giving it back", kind, name);
         try {
             machinery.await(releaseCommand(owner, token), "give back " + kind + " '" + name + "'");
         } catch (SynchronizerUnavailableException e) {
@@ -612,6 +613,7 @@ final class RedisLock implements DistributedLock {
         }
         boolean streakEnded = policy.localQueue && localStreak.getAndSet(0) >= MAX_LOCAL_STREAK;
         List<Object> released;
+        machinery.releasing(() -> releaseCommand(held.owner, held.token));
         try {
             released = machinery.await(releaseCommand(held.owner, held.token),
                     "release " + kind + " '" + name + "' (the hold was dropped locally; the release is retried"
@@ -646,6 +648,8 @@ final class RedisLock implements DistributedLock {
     private void handOver(long threadId, Hold held, Acquirer.Handover next) {
         long sent = System.nanoTime();
         List<Object> reply;
+        // Sent again after a switch as a plain release: on a new master that still has this hold.
+        machinery.releasing(() -> releaseCommand(held.owner, held.token));
         try {
             // The waiters behind the one handed the lock, for other clients' snapshots.
             String waitersLeft = Integer.toString(Math.max(0, acquirer.localWaiters() - 1));

@@ -188,7 +188,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             if (!attempt.acquired()) {
                 return false;
             }
-            if (machinery.replicated(attempt.replicasAcked(), () -> machinery.scripts.run(Script.SEMAPHORE_RENEW,
+            if (machinery.replicated(attempt.sentNanos(), attempt.replicasAcked(), () -> machinery.scripts.run(Script.SEMAPHORE_RENEW,
                     keys.forRenew(), Long.toString(machinery.leaseMillis), waiter))) {
                 return true;
             }
@@ -278,8 +278,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         } finally {
             books.unlock();
         }
-        log.debug("{}: acquisition {} has fewer than {} replicas; giving it back", what(""), grantId,
-                machinery.acks.replicas());
+        log.debug("{}: acquisition {} came from a master that was switched away from, or has fewer replicas than"
+                + " asked; giving it back", what(""), grantId);
         try {
             machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_LEAVE, keys.forQueue(), grantId,
                     Long.toString(machinery.leaseMillis)), what("give back permits of"));
@@ -313,7 +313,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         int taken = code == 1L ? (int) (long) (Long) reply.get(1) : 0;
         if (taken > 0) {
             record(grant, taken, sent);
-            if (!machinery.replicated(acked[0], () -> machinery.scripts.run(Script.SEMAPHORE_RENEW, keys.forRenew(),
+            if (!machinery.replicated(sent, acked[0], () -> machinery.scripts.run(Script.SEMAPHORE_RENEW, keys.forRenew(),
                     Long.toString(machinery.leaseMillis), grant))) {
                 returnUnreplicated(grant);
                 return 0;
@@ -480,6 +480,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         Supplier<CompletionStage<List<Object>>> release = () -> machinery.scripts.run(Script.SEMAPHORE_RELEASE,
                 keys.forQueue(), keep);
         List<Object> reply;
+        machinery.releasing(release);
         try {
             reply = machinery.await(release.get(), what("release permits of")
                     + " (dropped locally; the release is retried until Redis answers, and the permits expire with"
