@@ -469,6 +469,62 @@ class SentinelTest {
         assertEquals(counter.accepted(), counter.value(), "an update was lost");
     }
 
+    /**
+     * A planned failover while the first sentinel of the URI is down (paused) from before the
+     * client starts: the client finds the master through the next one, hears the switch from the
+     * others, and takes the lock on the new master while the old master still says it is the
+     * master, with nothing reported lost.
+     */
+    @Test
+    void plannedFailover_firstSentinelDown_theClientFollowsTheOthersAnnouncement() throws Exception {
+        RedisServer down = sentinels.sentinels().get(0);
+        RedisServer old = sentinels.master();
+        RedisCommands<String, String> oldCommands = opened.commands(old.uri());
+        String lockKey = LockKeys.of(prefix, name).lock();
+        Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+        AtomicBoolean oldWasMaster = new AtomicBoolean();
+        down.pause();
+        try {
+            SwitchAnnouncements announcements = opened.add(new SwitchAnnouncements(sentinels,
+                    sentinels.sentinels().subList(1, 3)));
+            DistributedLock lock = plannedFailoverClient(false, lost).lock(name);
+            lock.lock();
+            lock.unlock();
+
+            announcements.failover();
+            Await.until("a sentinel announces +switch-master", () -> announcements.count() >= 1);
+            String field = ":" + Thread.currentThread().getId();
+            Await.until("the client holds the lock on the new master", () -> {
+                if (!lockQuietly(lock)) {
+                    return false;
+                }
+                try {
+                    boolean onNew = holds(announcements.newMaster(), lockKey, field, lock.fencingToken());
+                    if (onNew) {
+                        oldWasMaster.set(stillMaster(oldCommands));
+                    }
+                    return onNew;
+                } finally {
+                    unlockQuietly(lock);
+                }
+            });
+        } finally {
+            down.resume();
+        }
+        sentinels.awaitMasterChangedFrom(old, 2);
+
+        assertTrue(oldWasMaster.get(), "the client reached the new master only once the old one was demoted");
+        assertEquals(List.of(), List.copyOf(lost));
+    }
+
+    private static boolean stillMaster(RedisCommands<String, String> server) {
+        try {
+            return "master".equals(String.valueOf(server.role().get(0)));
+        } catch (io.lettuce.core.RedisException e) {
+            return false;   // its clients are disconnected when it is demoted
+        }
+    }
+
     private RedisSynchronizers plannedFailoverClient(boolean replicaAcks, Queue<LostHold> lost) {
         // A lease far shorter than the ten seconds the old master stays one: a hold the new master
         // has from before the switch runs out there within the window, as a real one would.
@@ -586,11 +642,16 @@ class SentinelTest {
         private final io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection<String, String> first;
 
         SwitchAnnouncements(RedisSentinels sentinels) {
+            this(sentinels, sentinels.sentinels());
+        }
+
+        /** Listens to {@code listened} only (the others may be paused); the first of them is sent the failover. */
+        SwitchAnnouncements(RedisSentinels sentinels, List<RedisServer> listened) {
             for (RedisServer server : sentinels.servers()) {
                 servers.put(server.host() + ":" + server.port(), client.connect(io.lettuce.core.codec.StringCodec.UTF8,
                         io.lettuce.core.RedisURI.create(server.uri())).sync());
             }
-            for (RedisServer sentinel : sentinels.sentinels()) {
+            for (RedisServer sentinel : listened) {
                 io.lettuce.core.pubsub.StatefulRedisPubSubConnection<String, String> connection = client.connectPubSub(
                         io.lettuce.core.codec.StringCodec.UTF8, io.lettuce.core.RedisURI.create(sentinel.uri()));
                 connections.add(connection);
@@ -606,11 +667,11 @@ class SentinelTest {
                 connection.sync().subscribe("+switch-master");
             }
             first = client.connectSentinel(io.lettuce.core.codec.StringCodec.UTF8,
-                    io.lettuce.core.RedisURI.create(sentinels.sentinels().get(0).uri()));
+                    io.lettuce.core.RedisURI.create(listened.get(0).uri()));
             connections.add(first);
         }
 
-        /** Sends {@code SENTINEL FAILOVER} to the first sentinel. */
+        /** Sends {@code SENTINEL FAILOVER} to the first sentinel listened to. */
         void failover() {
             first.sync().failover(RedisSentinels.MASTER_NAME);
         }
