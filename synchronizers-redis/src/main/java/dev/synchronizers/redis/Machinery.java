@@ -216,6 +216,20 @@ final class Machinery {
     }
 
     /**
+     * Called once a hold that {@link #replicated} accepted is registered with the watchdog: if the
+     * client moved to a new master in between, the switch's immediate renewal may have missed it,
+     * so the watchdog renews again now (a hold the new master lacks is then reported lost at once,
+     * not at the next tick).
+     *
+     * @param sentNanos when the acquiring command was sent, as given to {@link #replicated}
+     */
+    void registeredAfterCheck(long sentNanos) {
+        if (!fromCurrentMaster.test(sentNanos)) {
+            watchdog.renewNow();
+        }
+    }
+
+    /**
      * Pauses an acquisition that has just given back a grant of an old master while the client is
      * still moving to the new one, so that it does not spin against the old master meanwhile;
      * returns at once once the move is done.

@@ -284,6 +284,7 @@ final class RedisLock implements DistributedLock {
                 new String[] {owner, Long.toString(hold.token)}, fixedLeaseMillis, attempt.sentNanos(),
                 cause -> onLost(threadId, hold, cause));
         holds.put(threadId, hold);
+        machinery.registeredAfterCheck(attempt.sentNanos());
         return true;
     }
 
