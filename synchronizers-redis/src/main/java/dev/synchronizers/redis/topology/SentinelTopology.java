@@ -149,10 +149,11 @@ public final class SentinelTopology implements Topology {
      *     {@code options}
      * @param uri a {@code redis-sentinel://} URI
      * @param options the options of a client this topology creates
-     * @param timeout the command timeout, which bounds connecting too
+     * @param timeout the command timeout, which bounds connecting too: each sentinel asked in turn,
+     *     until one names the master, and then the master
      * @return the connected topology
-     * @throws SynchronizerUnavailableException if no sentinel names a reachable master within the
-     *     timeout
+     * @throws SynchronizerUnavailableException if no sentinel names the master, or the master it
+     *     names cannot be reached, each within the timeout
      */
     public static SentinelTopology connect(RedisClient given, RedisURI uri, ClientOptions options, Duration timeout) {
         RedisClient client = given != null ? given : RedisClient.create();
