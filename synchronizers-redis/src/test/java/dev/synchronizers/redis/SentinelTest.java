@@ -510,11 +510,32 @@ class SentinelTest {
             });
         } finally {
             down.resume();
+            awaitOutOfTilt(down);
         }
         sentinels.awaitMasterChangedFrom(old, 2);
 
         assertTrue(oldWasMaster.get(), "the client reached the new master only once the old one was demoted");
         assertEquals(List.of(), List.copyOf(lost));
+    }
+
+    /**
+     * Waits until a sentinel that was paused has left TILT mode, which a pause of more than two
+     * seconds puts it in for 30 s: meanwhile it acts on nothing, so a {@code SENTINEL FAILOVER}
+     * sent to it by a later test would start only then.
+     */
+    private static void awaitOutOfTilt(RedisServer sentinel) {
+        // It enters TILT at its first timer after the resume (every 100 ms): let that happen first.
+        long entered = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        while (!sentinel.info("sentinel").contains("sentinel_tilt:1") && System.nanoTime() - entered < 0) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (!sentinel.info("sentinel").contains("sentinel_tilt:0")) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("gave up after 90 s waiting until " + sentinel + " leaves TILT mode");
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+        }
     }
 
     private static boolean stillMaster(RedisCommands<String, String> server) {

@@ -19,6 +19,7 @@ import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -167,8 +168,8 @@ public final class SentinelTopology implements Topology {
             for (RedisURI sentinel : uri.getSentinels()) {
                 try (StatefulRedisSentinelConnection<String, String> connection = client.connectSentinel(StringCodec.UTF8,
                         sentinelUri(sentinel, timeout))) {
-                    named = named(Replies.await(connection.async().master(uri.getSentinelMasterId()), timeout,
-                            "ask a sentinel for the master"));
+                    named = Replies.await(askFor(connection, uri.getSentinelMasterId()), timeout,
+                            "ask a sentinel for the master");
                     break;
                 } catch (RuntimeException e) {
                     failure = e;
@@ -557,9 +558,7 @@ public final class SentinelTopology implements Topology {
                         }
                         return made;
                     });
-            return connected.thenCompose(connection -> connection.async().master(uri.getSentinelMasterId()))
-                    .thenApply(SentinelTopology::named)
-                    .toCompletableFuture()
+            return connected.thenCompose(connection -> askFor(connection, uri.getSentinelMasterId()))
                     .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
         }
 
@@ -630,15 +629,22 @@ public final class SentinelTopology implements Topology {
         return RedisURI.builder(sentinel).withTimeout(timeout).build();
     }
 
-    /** Reads {@code SENTINEL MASTER}'s reply: address and configuration epoch. */
-    private static Named named(Map<String, String> reply) {
-        String host = reply.get("ip");
-        String port = reply.get("port");
-        if (host == null || port == null) {
-            throw new IllegalStateException("no master address in the sentinel's reply: " + reply);
-        }
-        String epoch = reply.get("config-epoch");
-        return new Named(host, Integer.parseInt(port), epoch == null ? 0 : Long.parseLong(epoch));
+    /**
+     * Asks a sentinel, in one round trip, for the master's address ({@code SENTINEL
+     * GET-MASTER-ADDR-BY-NAME}, which names the promoted replica as soon as the failover has
+     * reconfigured it, as Lettuce asks) and the configuration epoch ({@code SENTINEL MASTER}).
+     */
+    private static CompletableFuture<Named> askFor(StatefulRedisSentinelConnection<String, String> connection,
+            String masterId) {
+        CompletableFuture<SocketAddress> address = connection.async().getMasterAddrByName(masterId).toCompletableFuture();
+        CompletableFuture<Map<String, String>> master = connection.async().master(masterId).toCompletableFuture();
+        return address.thenCombine(master, (named, state) -> {
+            if (!(named instanceof InetSocketAddress at)) {
+                throw new IllegalStateException("the sentinel names no master " + masterId + ": " + named);
+            }
+            String epoch = state.get("config-epoch");
+            return new Named(at.getHostString(), at.getPort(), epoch == null ? 0 : Long.parseLong(epoch));
+        });
     }
 
     /** The URI without credentials. */
