@@ -9,14 +9,19 @@ import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongPredicate;
+import java.util.function.Supplier;
 
 /**
  * What every synchronizer of one client shares: its id, its connection and scripts, the watchdog,
@@ -40,7 +45,27 @@ final class Machinery {
     /** With {@link #acks}: the side connection that carries the WAITs, and its script registry; else null. */
     private final RedisClusterAsyncCommands<String, String> acksRedis;
     private final ScriptRegistry acksScripts;
+    /**
+     * Whether the reply to a command sent at the given {@link System#nanoTime()} came from the
+     * current master as far as the client knows (false once a Sentinel announced a switch away from
+     * the server it was sent to).
+     */
+    private final LongPredicate fromCurrentMaster;
+    /**
+     * Releases sent lately, newest last, kept only on a topology that switches masters (Sentinel):
+     * a hold that the old master had replicated before the promotion and that was released on the
+     * old master afterwards is still on the new master, where it would keep everyone else out
+     * until its lease ran out. After a switch they are sent again to the new master; each is
+     * token-checked or idempotent, so one that already took effect there changes nothing.
+     */
+    private final Deque<RecentRelease> recentReleases;
+    /** How many {@link #recentReleases} holds (its size() would count them one by one). */
+    private final AtomicInteger recentCount = new AtomicInteger();
+    /** At most this many recent releases are kept; past it, the oldest are dropped (their holds then expire with their lease). */
+    static final int RECENT_RELEASES = 4096;
     private final AtomicBoolean closed;
+    /** How often an acquisition paused by a switch in progress looks whether it is done. */
+    private static final long SWITCH_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private final AtomicLong attempts = new AtomicLong();
     /**
      * Synchronizer objects with holds in this JVM, with how many, kept strongly reachable: the
@@ -52,7 +77,8 @@ final class Machinery {
     Machinery(String clientId, String keyPrefix, RedisClusterAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
             LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, ReplicaAcks acks,
-            RedisClusterAsyncCommands<String, String> acksRedis, ScriptRegistry acksScripts, AtomicBoolean closed) {
+            RedisClusterAsyncCommands<String, String> acksRedis, ScriptRegistry acksScripts,
+            LongPredicate fromCurrentMaster, boolean switchesMasters, AtomicBoolean closed) {
         this.clientId = clientId;
         this.keyPrefix = keyPrefix;
         this.redis = redis;
@@ -66,7 +92,56 @@ final class Machinery {
         this.acks = acks;
         this.acksRedis = acksRedis;
         this.acksScripts = acksScripts;
+        this.fromCurrentMaster = fromCurrentMaster;
+        this.recentReleases = switchesMasters ? new ConcurrentLinkedDeque<>() : null;
         this.closed = closed;
+    }
+
+    /** A release sent at {@code sentNanos}, and how to send it again. */
+    private record RecentRelease(long sentNanos, Supplier<? extends CompletionStage<?>> release) {
+    }
+
+    /**
+     * Remembers a release about to be sent (a lock's release or hand-over, a semaphore's release),
+     * so that it can be sent again to a new master after a switch; does nothing on topologies that
+     * do not switch masters. Kept for one lease (a hold replicated before then has run out on any
+     * new master since), at most {@value #RECENT_RELEASES}.
+     *
+     * @param release sends the release; token-checked or idempotent
+     */
+    void releasing(Supplier<? extends CompletionStage<?>> release) {
+        if (recentReleases == null) {
+            return;
+        }
+        long now = System.nanoTime();
+        recentReleases.addLast(new RecentRelease(now, release));
+        recentCount.incrementAndGet();
+        long oldest = now - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        for (RecentRelease first = recentReleases.peekFirst(); first != null
+                && (first.sentNanos() - oldest < 0 || recentCount.get() > RECENT_RELEASES);
+                first = recentReleases.peekFirst()) {
+            if (recentReleases.removeFirstOccurrence(first)) {
+                recentCount.decrementAndGet();
+            }
+        }
+    }
+
+    /**
+     * Sends every release of the last lease again, to the master the client has just moved to,
+     * without waiting for the replies: one whose hold the new master still has (replicated before
+     * the promotion, released on the old master after it) ends it there; the others change
+     * nothing. Run after a switch.
+     */
+    void resendRecentReleases() {
+        if (recentReleases == null) {
+            return;
+        }
+        long oldest = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        for (RecentRelease recent : recentReleases) {
+            if (recent.sentNanos() - oldest >= 0) {
+                recent.release().get();
+            }
+        }
     }
 
     /** Counts one more hold of {@code synchronizer}: it stays reachable until every hold is unpinned. */
@@ -104,8 +179,10 @@ final class Machinery {
     }
 
     /**
-     * Tells whether a hold just acquired is on enough replicas: true without replica
-     * acknowledgement. Otherwise the hold is written once more (its renewal, {@code renew} with
+     * Tells whether a hold just acquired counts. False if the client has learnt since the
+     * acquiring command was sent that the server it went to is no longer the master (a Sentinel
+     * switch), since the grant may come from the old master. Otherwise true without replica
+     * acknowledgement; with it, the hold is written once more (its renewal, {@code renew} with
      * {@code args}) on the client's side connection, followed there by {@code WAIT} in the same
      * round trip. {@code WAIT} counts only the writes of the connection it is sent on, and the
      * replication stream is ordered: the renewal, sent after the acquiring call was answered, comes
@@ -113,20 +190,30 @@ final class Machinery {
      * wrote it (this client's call, another client's hand-over). The acquiring call itself goes over
      * the shared connection without a {@code WAIT}, so that renewals and releases, which use that
      * connection, never queue behind one. A renewal that finds the hold gone wrote nothing, and its
-     * {@code WAIT} proves nothing: that counts as short.
+     * {@code WAIT} proves nothing: that counts as short. A hold that does not count is given back by
+     * the caller, as for any acquisition whose outcome it cannot use.
      *
+     * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent (for a
+     *     grant served from the queue, when the waiter was last known queued)
      * @param renew the hold's batched renew script, sent with one item
      * @param keys the item's keys
      * @param args the lease and then the item's arguments
      * @throws dev.synchronizers.SynchronizerUnavailableException if either reply does not come
      *     within the command timeout
      */
-    boolean replicated(Script renew, String[] keys, String... args) {
+    boolean replicated(long sentNanos, Script renew, String[] keys, String... args) {
+        if (!fromCurrentMaster.test(sentNanos)) {
+            settleSwitch();
+            return false;
+        }
         if (acks == null) {
             return true;
         }
         ScriptRegistry.Followed<List<Object>> both = await(acksScripts.<List<Object>>runFollowedBy(renew, keys, args,
                 this::waitForReplicas), "write the hold again and wait for " + acks.replicas() + " replicas");
+        if (!fromCurrentMaster.test(sentNanos)) {
+            return false;   // switched while WAIT ran: the answer may be the old master's
+        }
         boolean met = (Long) both.reply().get(0) == 1L && acks.met(both.followUp());
         if (!met) {
             metrics.replicaAcksShort("acquire");
@@ -140,11 +227,39 @@ final class Machinery {
     }
 
     /**
+     * Called once a hold that {@link #replicated} accepted is registered with the watchdog: if the
+     * client moved to a new master in between, the switch's immediate renewal may have missed it,
+     * so the watchdog renews again now (a hold the new master lacks is then reported lost at once,
+     * not at the next tick).
+     *
+     * @param sentNanos when the acquiring command was sent, as given to {@link #replicated}
+     */
+    void registeredAfterCheck(long sentNanos) {
+        if (!fromCurrentMaster.test(sentNanos)) {
+            watchdog.renewNow();
+        }
+    }
+
+    /**
+     * Pauses an acquisition that has just given back a grant of an old master while the client is
+     * still moving to the new one, so that it does not spin against the old master meanwhile;
+     * returns at once once the move is done.
+     */
+    private void settleSwitch() {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!fromCurrentMaster.test(System.nanoTime()) && deadline - System.nanoTime() > 0
+                && !Thread.currentThread().isInterrupted()) {
+            LockSupport.parkNanos(this, SWITCH_PROBE_NANOS);
+        }
+    }
+
+    /**
      * Pauses a wait that just gave back an acquisition short of replica acknowledgements, before
      * its next try, so that a replica that stopped acknowledging does not turn the wait into a loop
      * of acquisitions and give-backs: the replica acknowledgement's timeout after the first short
      * one, doubling with each one after it up to a third of the lease, and never past the wait's
-     * end.
+     * end. Returns at once without replica acknowledgement (a grant given back because the client
+     * moved to a new master meanwhile: {@link #replicated} has already waited for the move).
      *
      * @param shortRounds how many acquisitions of this wait fell short so far, at least 1
      * @param deadlineNanos the wait's end by {@link System#nanoTime()}; ignored if {@code forever}
@@ -155,6 +270,9 @@ final class Machinery {
      */
     void pauseAfterShortAcks(int shortRounds, long deadlineNanos, boolean forever, boolean interruptible)
             throws InterruptedException {
+        if (acks == null) {
+            return;
+        }
         long cap = Math.max(acks.timeout().toNanos(), TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 3);
         long pause = acks.timeout().toNanos();
         for (int round = 1; round < shortRounds && pause < cap; round++) {

@@ -267,8 +267,8 @@ final class RedisLock implements DistributedLock {
             }
             boolean replicated;
             try {
-                replicated = machinery.replicated(policy.renew, keys.keysFor(policy.renew), Long.toString(leaseMillis),
-                        owner, Long.toString(attempt.fencingToken()));
+                replicated = machinery.replicated(attempt.sentNanos(), policy.renew, keys.keysFor(policy.renew),
+                        Long.toString(leaseMillis), owner, Long.toString(attempt.fencingToken()));
             } catch (RuntimeException e) {
                 // Not known to be on the replicas: never the caller's.
                 giveBackUnreplicated(owner, attempt.fencingToken());
@@ -277,8 +277,9 @@ final class RedisLock implements DistributedLock {
             if (replicated) {
                 break;
             }
-            // Fewer replicas have it than asked: a failover now could forget it. Not acquired:
-            // give it back, and try again while the caller's wait lasts, after a pause.
+            // Granted by a server the client now knows is no longer the master, or fewer replicas
+            // have it than asked (a failover now could forget it). Not acquired: give it back, and
+            // try again while the caller's wait lasts, after a pause if replicas fell short.
             giveBackUnreplicated(owner, attempt.fencingToken());
             if (timeoutNanos != Acquirer.FOREVER
                     && (timeoutNanos <= 0 || System.nanoTime() - waitStart >= timeoutNanos)) {
@@ -297,6 +298,7 @@ final class RedisLock implements DistributedLock {
                 new String[] {owner, Long.toString(hold.token)}, fixedLeaseMillis, attempt.sentNanos(),
                 cause -> onLost(threadId, hold, cause));
         holds.put(threadId, hold);
+        machinery.registeredAfterCheck(attempt.sentNanos());
         return true;
     }
 
@@ -529,8 +531,8 @@ final class RedisLock implements DistributedLock {
      * never given to the caller. Retried in the background if Redis does not answer.
      */
     private void giveBackUnreplicated(String owner, long token) {
-        log.debug("{} '{}': acquired, but fewer than {} replicas acknowledged it; giving it back", kind, name,
-                machinery.acks.replicas());
+        log.debug("{} '{}': acquired, but from a master that was switched away from, or acknowledged by fewer"
+                + " replicas than asked; giving it back", kind, name);
         try {
             machinery.await(releaseCommand(owner, token), "give back " + kind + " '" + name + "'");
         } catch (SynchronizerUnavailableException e) {
@@ -609,6 +611,7 @@ final class RedisLock implements DistributedLock {
         }
         boolean streakEnded = policy.localQueue && localStreak.getAndSet(0) >= MAX_LOCAL_STREAK;
         List<Object> released;
+        machinery.releasing(() -> releaseCommand(held.owner, held.token));
         try {
             released = machinery.await(releaseCommand(held.owner, held.token),
                     "release " + kind + " '" + name + "' (the hold was dropped locally; the release is retried"
@@ -643,6 +646,8 @@ final class RedisLock implements DistributedLock {
     private void handOver(long threadId, Hold held, Acquirer.Handover next) {
         long sent = System.nanoTime();
         List<Object> reply;
+        // Sent again after a switch as a plain release: on a new master that still has this hold.
+        machinery.releasing(() -> releaseCommand(held.owner, held.token));
         try {
             // The waiters behind the one handed the lock, for other clients' snapshots.
             String waitersLeft = Integer.toString(Math.max(0, acquirer.localWaiters() - 1));

@@ -195,7 +195,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             if (!attempt.acquired()) {
                 return false;
             }
-            if (replicated(waiter)) {
+            if (replicated(attempt.sentNanos(), waiter)) {
                 return true;
             }
             returnUnreplicated(waiter);
@@ -273,10 +273,10 @@ final class RedisSemaphore implements DistributedSemaphore {
      * Tells whether a grant just recorded is on enough replicas ({@link Machinery#replicated});
      * gives it back if the answer does not come, since it is then not known to be.
      */
-    private boolean replicated(String grantId) {
+    private boolean replicated(long sentNanos, String grantId) {
         try {
-            return machinery.replicated(Script.SEMAPHORE_RENEW, keys.forRenew(), Long.toString(machinery.leaseMillis),
-                    grantId);
+            return machinery.replicated(sentNanos, Script.SEMAPHORE_RENEW, keys.forRenew(),
+                    Long.toString(machinery.leaseMillis), grantId);
         } catch (RuntimeException e) {
             returnUnreplicated(grantId);
             throw e;
@@ -301,8 +301,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         } finally {
             books.unlock();
         }
-        log.debug("{}: acquisition {} has fewer than {} replicas; giving it back", what(""), grantId,
-                machinery.acks.replicas());
+        log.debug("{}: acquisition {} came from a master that was switched away from, or has fewer replicas than"
+                + " asked; giving it back", what(""), grantId);
         try {
             machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_LEAVE, keys.forQueue(), grantId,
                     Long.toString(machinery.leaseMillis)), what("give back permits of"));
@@ -335,7 +335,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         int taken = code == 1L ? (int) (long) (Long) reply.get(1) : 0;
         if (taken > 0) {
             record(grant, taken, sent);
-            if (!replicated(grant)) {
+            if (!replicated(sent, grant)) {
                 returnUnreplicated(grant);
                 return 0;
             }
@@ -501,6 +501,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         Supplier<CompletionStage<List<Object>>> release = () -> machinery.scripts.run(Script.SEMAPHORE_RELEASE,
                 keys.forQueue(), keep);
         List<Object> reply;
+        machinery.releasing(release);
         try {
             reply = machinery.await(release.get(), what("release permits of")
                     + " (dropped locally; the release is retried until Redis answers, and the permits expire with"

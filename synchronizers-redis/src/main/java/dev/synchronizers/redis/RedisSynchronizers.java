@@ -14,6 +14,7 @@ import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.topology.ClusterTopology;
+import dev.synchronizers.redis.topology.SentinelTopology;
 import dev.synchronizers.redis.topology.StandaloneTopology;
 import dev.synchronizers.redis.topology.Topology;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -121,7 +122,7 @@ public final class RedisSynchronizers implements Synchronizers {
         this.machinery = new Machinery(clientId, builder.keyPrefix, topology.commands(), scripts, watchdog,
                 new WakeupDispatcher(topology.pubSub(), builder.commandTimeout, clientId + ":", metrics),
                 new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, acks, side,
-                sideScripts, closed);
+                sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed);
         metrics.clientGauges(machinery.watchdog::registered, machinery.watchdog::pendingRetries,
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
@@ -129,6 +130,12 @@ public final class RedisSynchronizers implements Synchronizers {
         // Follow-ups that failed during an outage (releases, leaves, give-backs) go out as soon as
         // the connection is back, not a tick later: their holds keep others waiting meanwhile.
         topology.onReconnect(machinery.watchdog::retryNow);
+        // Moved to a new master (a Sentinel switch): every hold is renewed there at once, and one
+        // it lacks is reported lost right then; the wake-up transport has woken every waiter.
+        // A release sent to the old master after the promotion is sent again, so that a hold the
+        // new master still has from before does not keep everyone out until its lease runs out.
+        topology.onSwitch(machinery::resendRecentReleases);
+        topology.onSwitch(machinery.watchdog::renewNow);
         this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.NONFAIR, machinery));
         this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.FAIR, machinery));
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
@@ -611,6 +618,9 @@ public final class RedisSynchronizers implements Synchronizers {
                 options.replayFilter(command -> true);
                 return ClusterTopology.connect(clusterClient, clusterSeeds == null ? List.of() : clusterSeeds,
                         options.build(), commandTimeout);
+            }
+            if (!uri.getSentinels().isEmpty()) {
+                return SentinelTopology.connect(client, uri, standaloneOptions(commandTimeout), commandTimeout);
             }
             return StandaloneTopology.connect(client, uri, standaloneOptions(commandTimeout), commandTimeout);
         }

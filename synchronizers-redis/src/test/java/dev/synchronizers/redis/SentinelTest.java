@@ -335,6 +335,385 @@ class SentinelTest {
         other.unlock();
     }
 
+    /* --------------- a planned failover (SENTINEL FAILOVER) --------------- */
+
+    /** A planned failover under 2 clients x 2 threads, without replica acknowledgement. */
+    @Test
+    void plannedFailover_twoClientsInALoop_noOverlapUnlessReportedAndTheyMoveBeforeTheOldMasterIsDemoted()
+            throws Exception {
+        plannedFailover(false);
+    }
+
+    /** The same with {@code replicaAcks(1, 100 ms)}. */
+    @Test
+    void plannedFailoverWithReplicaAcks_twoClientsInALoop_noOverlapUnlessReportedAndTheyMoveBeforeTheOldMasterIsDemoted()
+            throws Exception {
+        plannedFailover(true);
+    }
+
+    /**
+     * {@code SENTINEL FAILOVER} while 2 clients x 2 threads take and release one lock in a loop
+     * around a fencing-checked counter, and a third client, created once every sentinel has
+     * announced the switch, joins them: the old master keeps {@code role:master} and accepts
+     * writes until the sentinels demote it, about ten seconds later. No two threads are ever
+     * inside the lock at once unless one of their holds was reported lost; every hold the counter
+     * refused as stale was reported lost; and an old client holds the lock on the new master while
+     * the old master still claims to be the master (it learnt of the switch from the sentinels,
+     * not from being disconnected at the demotion). Prints the time from the first announcement
+     * to the old clients' first hold on the new master, and the last hold granted on the old
+     * master.
+     */
+    private void plannedFailover(boolean replicaAcks) throws Exception {
+        RedisServer old = sentinels.master();
+        RedisCommands<String, String> oldCommands = opened.commands(old.uri());
+        String lockKey = LockKeys.of(prefix, name).lock();
+        SwitchAnnouncements announcements = opened.add(new SwitchAnnouncements(sentinels));
+        List<Queue<LostHold>> reported = new ArrayList<>();
+        List<DistributedLock> locks = new ArrayList<>();
+        for (int c = 0; c < 3; c++) {
+            reported.add(new ConcurrentLinkedQueue<>());
+        }
+        for (int c = 0; c < 2; c++) {
+            locks.add(plannedFailoverClient(replicaAcks, reported.get(c)).lock(name));
+        }
+        FencedCounter counter = new FencedCounter();
+        Inside inside = new Inside();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicBoolean probingOld = new AtomicBoolean(true);
+        AtomicLong lastOnOld = new AtomicLong();
+        AtomicLong firstOnNew = new AtomicLong();
+        AtomicBoolean oldStillMasterThen = new AtomicBoolean();
+        List<Background<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int client = t % 2;
+            DistributedLock lock = locks.get(client);
+            workers.add(Background.start("worker-" + t, () -> {
+                String field = ":" + Thread.currentThread().getId();
+                while (!stop.get()) {
+                    if (!lockQuietly(lock)) {
+                        continue;
+                    }
+                    Held held = inside.enter(client, lock.fencingToken());
+                    try {
+                        if (probingOld.get() || firstOnNew.get() == 0) {
+                            whereIsTheHold(oldCommands, announcements, lockKey, field, held.token(), lastOnOld,
+                                    firstOnNew, oldStillMasterThen, probingOld);
+                        }
+                        long read = counter.read(held.token());
+                        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
+                        counter.write(held.token(), read + 1);
+                    } finally {
+                        inside.exit(held);
+                        unlockQuietly(lock);
+                    }
+                }
+                return null;
+            }));
+        }
+        Await.until("100 increments before the failover", () -> counter.accepted() >= 100);
+
+        long failoverNanos = System.nanoTime();
+        announcements.failover();
+        Await.until("every sentinel announces +switch-master", () -> announcements.count() == 3);
+        DistributedLock late = plannedFailoverClient(replicaAcks, reported.get(2)).lock(name);
+        workers.add(Background.start("worker-late", () -> {
+            while (!stop.get()) {
+                if (!lockQuietly(late)) {
+                    continue;
+                }
+                Held held = inside.enter(2, late.fencingToken());
+                try {
+                    long read = counter.read(held.token());
+                    LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
+                    counter.write(held.token(), read + 1);
+                } finally {
+                    inside.exit(held);
+                    unlockQuietly(late);
+                }
+            }
+            return null;
+        }));
+        Await.until("an old client holds the lock on the new master", () -> firstOnNew.get() != 0);
+        sentinels.awaitMasterChangedFrom(old, 2);
+        probingOld.set(false);
+        long afterDemotion = counter.accepted();
+        Await.until("100 increments after the old master's demotion", () -> counter.accepted() >= afterDemotion + 100);
+        stop.set(true);
+        for (Background<Void> worker : workers) {
+            worker.get();
+        }
+
+        long announced = announcements.firstNanos();
+        System.out.printf("planned sentinel failover (replicaAcks %s): +switch-master %d ms after SENTINEL FAILOVER;"
+                        + " old clients' first hold on the new master %d ms after it (old master still master: %s);"
+                        + " last hold granted on the old master %d ms after it; %d increments, %d stale reads or writes"
+                        + " refused, %d overlaps, %d holds reported lost%n",
+                replicaAcks ? "on" : "off", TimeUnit.NANOSECONDS.toMillis(announced - failoverNanos),
+                TimeUnit.NANOSECONDS.toMillis(firstOnNew.get() - announced), oldStillMasterThen.get(),
+                lastOnOld.get() == 0 ? Long.MIN_VALUE : TimeUnit.NANOSECONDS.toMillis(lastOnOld.get() - announced),
+                counter.accepted(), counter.refused(), inside.overlaps().size(),
+                reported.stream().mapToInt(Queue::size).sum());
+        List<List<Held>> unreported = new ArrayList<>();
+        for (List<Held> overlap : inside.overlaps()) {
+            if (overlap.stream().noneMatch(held -> reportedLost(held, reported))) {
+                unreported.add(overlap);
+            }
+        }
+        assertTrue(unreported.isEmpty(), unreported.size() + " times two holders at once, neither reported lost, e.g. "
+                + unreported.subList(0, Math.min(5, unreported.size())));
+        Set<Long> reportedTokens = new HashSet<>();
+        reported.forEach(queue -> queue.forEach(hold -> reportedTokens.add(hold.fencingToken())));
+        assertTrue(reportedTokens.containsAll(counter.refusedTokens()),
+                "holds refused as stale but never reported lost: " + counter.refusedTokens() + " vs " + reportedTokens);
+        assertTrue(oldStillMasterThen.get(), "the old clients moved to the new master only when the old one was demoted");
+        assertEquals(counter.accepted(), counter.value(), "an update was lost");
+    }
+
+    /**
+     * A planned failover while the first sentinel of the URI is down (paused) from before the
+     * client starts: the client finds the master through the next one, hears the switch from the
+     * others, and takes the lock on the new master while the old master still says it is the
+     * master, with nothing reported lost.
+     */
+    @Test
+    void plannedFailover_firstSentinelDown_theClientFollowsTheOthersAnnouncement() throws Exception {
+        RedisServer down = sentinels.sentinels().get(0);
+        RedisServer old = sentinels.master();
+        RedisCommands<String, String> oldCommands = opened.commands(old.uri());
+        String lockKey = LockKeys.of(prefix, name).lock();
+        Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+        AtomicBoolean oldWasMaster = new AtomicBoolean();
+        down.pause();
+        try {
+            SwitchAnnouncements announcements = opened.add(new SwitchAnnouncements(sentinels,
+                    sentinels.sentinels().subList(1, 3)));
+            DistributedLock lock = plannedFailoverClient(false, lost).lock(name);
+            lock.lock();
+            lock.unlock();
+
+            announcements.failover();
+            Await.until("a sentinel announces +switch-master", () -> announcements.count() >= 1);
+            String field = ":" + Thread.currentThread().getId();
+            Await.until("the client holds the lock on the new master", () -> {
+                if (!lockQuietly(lock)) {
+                    return false;
+                }
+                try {
+                    boolean onNew = holds(announcements.newMaster(), lockKey, field, lock.fencingToken());
+                    if (onNew) {
+                        oldWasMaster.set(stillMaster(oldCommands));
+                    }
+                    return onNew;
+                } finally {
+                    unlockQuietly(lock);
+                }
+            });
+        } finally {
+            down.resume();
+            awaitOutOfTilt(down);
+        }
+        sentinels.awaitMasterChangedFrom(old, 2);
+
+        assertTrue(oldWasMaster.get(), "the client reached the new master only once the old one was demoted");
+        assertEquals(List.of(), List.copyOf(lost));
+    }
+
+    /**
+     * Waits until a sentinel that was paused has left TILT mode, which a pause of more than two
+     * seconds puts it in for 30 s: meanwhile it acts on nothing, so a {@code SENTINEL FAILOVER}
+     * sent to it by a later test would start only then.
+     */
+    private static void awaitOutOfTilt(RedisServer sentinel) {
+        // It enters TILT at its first timer after the resume (every 100 ms): let that happen first.
+        long entered = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        while (!sentinel.info("sentinel").contains("sentinel_tilt:1") && System.nanoTime() - entered < 0) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (!sentinel.info("sentinel").contains("sentinel_tilt:0")) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("gave up after 90 s waiting until " + sentinel + " leaves TILT mode");
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+        }
+    }
+
+    private static boolean stillMaster(RedisCommands<String, String> server) {
+        try {
+            return "master".equals(String.valueOf(server.role().get(0)));
+        } catch (io.lettuce.core.RedisException e) {
+            return false;   // its clients are disconnected when it is demoted
+        }
+    }
+
+    private RedisSynchronizers plannedFailoverClient(boolean replicaAcks, Queue<LostHold> lost) {
+        // A lease far shorter than the ten seconds the old master stays one: a hold the new master
+        // has from before the switch runs out there within the window, as a real one would.
+        RedisSynchronizers.Builder builder = RedisSynchronizers.builder().uri(sentinels.sentinelUri())
+                .keyPrefix(prefix).lease(Duration.ofSeconds(3)).commandTimeout(Duration.ofSeconds(2))
+                .lostHoldListener(lost::add, Runnable::run);
+        if (replicaAcks) {
+            builder.replicaAcks(1, Duration.ofMillis(100));
+        }
+        return opened.add(builder.build());
+    }
+
+    /**
+     * Looks, from inside the lock, where the current thread's hold (this token) lives: on the old master while
+     * it is still one (the hold checked first, the role after, so a demotion in between is seen),
+     * and, until the first is found, on the announced new master.
+     */
+    private static void whereIsTheHold(RedisCommands<String, String> oldCommands, SwitchAnnouncements announcements,
+            String lockKey, String field, long token, AtomicLong lastOnOld, AtomicLong firstOnNew,
+            AtomicBoolean oldStillMaster, AtomicBoolean probingOld) {
+        boolean oldIsMaster = false;
+        if (probingOld.get()) {
+            try {
+                boolean onOld = holds(oldCommands, lockKey, field, token);
+                oldIsMaster = "master".equals(String.valueOf(oldCommands.role().get(0)));
+                if (!oldIsMaster) {
+                    probingOld.set(false);
+                } else if (onOld) {
+                    lastOnOld.accumulateAndGet(System.nanoTime(), Math::max);
+                    return;
+                }
+            } catch (io.lettuce.core.RedisException e) {
+                // the old master's clients are disconnected when it is demoted: it is no master then
+                probingOld.set(false);
+            }
+        }
+        RedisCommands<String, String> now = announcements.newMaster();
+        if (firstOnNew.get() == 0 && now != null
+                && holds(now, lockKey, field, token)
+                && firstOnNew.compareAndSet(0, System.nanoTime())) {
+            oldStillMaster.set(oldIsMaster);
+        }
+    }
+
+    /** Whether a server has the hold of this thread ({@code field}: ":<thread id>") with this token. */
+    private static boolean holds(RedisCommands<String, String> server, String lockKey, String field, long token) {
+        return server.hgetall(lockKey).entrySet().stream()
+                .anyMatch(entry -> entry.getKey().endsWith(field) && entry.getValue().equals(Long.toString(token)));
+    }
+
+    private static boolean lockQuietly(DistributedLock lock) {
+        try {
+            lock.lock();
+            return true;
+        } catch (SynchronizerUnavailableException e) {
+            return false;
+        }
+    }
+
+    private static void unlockQuietly(DistributedLock lock) {
+        try {
+            lock.unlock();
+        } catch (LostHoldException | SynchronizerUnavailableException e) {
+            // reported to the listener as well (checked by the caller), or settled by the library
+        }
+    }
+
+    private static boolean reportedLost(Held held, List<Queue<LostHold>> reported) {
+        return reported.get(held.client()).stream()
+                .anyMatch(hold -> hold.threadId() == held.threadId() && hold.fencingToken() == held.token());
+    }
+
+    /** One thread inside the lock: its client (0 and 1 old, 2 created after the switch), thread and token. */
+    private record Held(int client, long threadId, long token) {
+    }
+
+    /** Who is inside the lock now, and every pair found inside at once. */
+    private static final class Inside {
+        private final java.util.Map<Thread, Held> now = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Queue<List<Held>> overlaps = new ConcurrentLinkedQueue<>();
+
+        Held enter(int client, long token) {
+            Held held = new Held(client, Thread.currentThread().getId(), token);
+            now.put(Thread.currentThread(), held);
+            // Entered first, then looked: of two threads inside at once, the later one sees the other.
+            for (Held other : now.values()) {
+                if (other != held) {
+                    overlaps.add(List.of(held, other));
+                }
+            }
+            return held;
+        }
+
+        void exit(Held held) {
+            now.remove(Thread.currentThread(), held);
+        }
+
+        List<List<Held>> overlaps() {
+            return List.copyOf(overlaps);
+        }
+    }
+
+    /**
+     * The test's own subscription to {@code +switch-master} on every sentinel: how many announced
+     * the switch, when the first did, and a connection to the master they announced.
+     */
+    private static final class SwitchAnnouncements implements AutoCloseable {
+        private final io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create();
+        private final Set<Integer> announcedBy = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        private final AtomicLong firstNanos = new AtomicLong();
+        private volatile String newAddress;
+        /** Every data server by "host:port", connected up front so that probing costs no connection. */
+        private final java.util.Map<String, RedisCommands<String, String>> servers = new java.util.HashMap<>();
+        private final io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection<String, String> first;
+
+        SwitchAnnouncements(RedisSentinels sentinels) {
+            this(sentinels, sentinels.sentinels());
+        }
+
+        /** Listens to {@code listened} only (the others may be paused); the first of them is sent the failover. */
+        SwitchAnnouncements(RedisSentinels sentinels, List<RedisServer> listened) {
+            for (RedisServer server : sentinels.servers()) {
+                servers.put(server.host() + ":" + server.port(), client.connect(io.lettuce.core.codec.StringCodec.UTF8,
+                        io.lettuce.core.RedisURI.create(server.uri())).sync());
+            }
+            for (RedisServer sentinel : listened) {
+                io.lettuce.core.pubsub.StatefulRedisPubSubConnection<String, String> connection = client.connectPubSub(
+                        io.lettuce.core.codec.StringCodec.UTF8, io.lettuce.core.RedisURI.create(sentinel.uri()));
+                connection.addListener(new io.lettuce.core.pubsub.RedisPubSubAdapter<>() {
+                    @Override
+                    public void message(String channel, String message) {
+                        firstNanos.compareAndSet(0, System.nanoTime());
+                        String[] parts = message.split(" ");
+                        newAddress = parts[3] + ":" + parts[4];
+                        announcedBy.add(sentinel.port());
+                    }
+                });
+                connection.sync().subscribe("+switch-master");
+            }
+            first = client.connectSentinel(io.lettuce.core.codec.StringCodec.UTF8,
+                    io.lettuce.core.RedisURI.create(listened.get(0).uri()));
+        }
+
+        /** Sends {@code SENTINEL FAILOVER} to the first sentinel listened to. */
+        void failover() {
+            first.sync().failover(RedisSentinels.MASTER_NAME);
+        }
+
+        int count() {
+            return announcedBy.size();
+        }
+
+        long firstNanos() {
+            return firstNanos.get();
+        }
+
+        /** A connection to the announced master; null before an announcement. */
+        RedisCommands<String, String> newMaster() {
+            String address = newAddress;
+            return address == null ? null : servers.get(address);
+        }
+
+        @Override
+        public void close() {
+            client.shutdown();   // closes every connection it made
+        }
+    }
+
     /* --------------- replica acknowledgement --------------- */
 
     /**

@@ -18,9 +18,10 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * One Redis server: a standalone server, or the master a Sentinel set names (Lettuce asks the
- * sentinels for it, and asks again when it reconnects after a failover). One command connection
- * shared by every thread, one Pub/Sub connection for wake-ups, every key in one batch group.
+ * One Redis server. One command connection shared by every thread, one Pub/Sub connection for
+ * wake-ups, every key in one batch group. A client of a Sentinel set uses {@link SentinelTopology},
+ * which follows the sentinels' announcements; given a {@code redis-sentinel://} URI (a Redlock node)
+ * this one lets Lettuce ask the sentinels for the master when it connects and reconnects only.
  */
 public final class StandaloneTopology implements Topology {
 

@@ -6,8 +6,9 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 /**
  * Where one client's state lives: the commands (routed to the node that owns their keys), the
  * transport of wake-ups, how the watchdog may batch renewals, and what the server is. One
- * implementation per kind of deployment: {@link StandaloneTopology} (a standalone server, or the
- * master a Sentinel set names) and {@link ClusterTopology} (Redis Cluster). Everything above this
+ * implementation per kind of deployment: {@link StandaloneTopology} (a standalone server),
+ * {@link SentinelTopology} (the master a Sentinel set names) and {@link ClusterTopology} (Redis
+ * Cluster). Everything above this
  * interface (synchronizers, script registry, watchdog, wake-up dispatcher) is the same on every
  * topology.
  *
@@ -68,6 +69,41 @@ public interface Topology extends AutoCloseable {
      * @param task what to run; must be quick
      */
     void onReconnect(Runnable task);
+
+    /**
+     * Adds a task run when the client has moved to another master (a Sentinel switch): its
+     * command and wake-up connections go to the new master by the time the task runs.
+     * Topologies that never switch masters this way ignore it.
+     *
+     * @param task what to run; must be quick and must not block
+     */
+    default void onSwitch(Runnable task) {
+    }
+
+    /**
+     * Tells whether the client may move to another master by itself ({@link #onSwitch}), so that
+     * what it sent to the old master lately may have to be sent again to the new one.
+     *
+     * @return true on a Sentinel set
+     */
+    default boolean switchesMasters() {
+        return false;
+    }
+
+    /**
+     * Tells whether the reply to a command sent at {@code sentNanos} can be trusted to come from
+     * the server that is the master now, as far as the client knows: false once the client has
+     * learnt that the master it was sent to is no longer the master. An acquisition whose reply is
+     * not trusted is not returned as acquired: it is given back and tried again. Always true on
+     * topologies whose commands are routed to the current master by the server (a cluster's
+     * redirections) or that have one server.
+     *
+     * @param sentNanos {@link System#nanoTime()} just before the command was sent
+     * @return true if the reply came from the current master
+     */
+    default boolean repliesTrusted(long sentNanos) {
+        return true;
+    }
 
     /**
      * Describes the deployment for messages, without credentials, e.g.

@@ -8,7 +8,9 @@ import io.lettuce.core.protocol.DefaultEndpoint;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -16,13 +18,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Every wake-up subscription of a client on one Pub/Sub connection: a standalone server, or the
- * master a Sentinel set names (the client follows it across failovers). Subscribes with {@code
- * SUBSCRIBE}, or with {@code SSUBSCRIBE} when the scripts publish with {@code SPUBLISH}.
+ * master a Sentinel set names. Subscribes with {@code SUBSCRIBE}, or with {@code SSUBSCRIBE} when
+ * the scripts publish with {@code SPUBLISH}. When the master changes, {@link #moveTo} moves every
+ * subscription to a connection to the new master.
  */
 public final class SingleConnectionTransport implements PubSubTransport {
 
-    private final StatefulRedisPubSubConnection<String, String> connection;
+    private volatile StatefulRedisPubSubConnection<String, String> connection;
     private final boolean sharded;
+    /** The channels subscribed (or being subscribed) through this transport: what a move takes along. */
+    private final Set<String> channels = ConcurrentHashMap.newKeySet();
     /** Whether a health check's PING awaits its reply: one at a time, however slow Redis is. */
     private final AtomicBoolean pinging = new AtomicBoolean();
     private volatile Listener listener;
@@ -39,31 +44,74 @@ public final class SingleConnectionTransport implements PubSubTransport {
 
     @Override
     public void listen(Listener listener) {
-        connection.addListener(new TransportAdapter(sharded, listener));
-        connection.addListener(new RedisConnectionStateListener() {
+        this.listener = listener;
+        attach(connection, listener);
+    }
+
+    /**
+     * Passes a connection's messages and connection events to the listener; events of a
+     * connection that is no longer the transport's (one a move left behind) are ignored, and its
+     * messages only wake waiters, who then ask the current master.
+     */
+    private void attach(StatefulRedisPubSubConnection<String, String> attached, Listener listener) {
+        attached.addListener(new TransportAdapter(sharded, listener));
+        attached.addListener(new RedisConnectionStateListener() {
             @Override
             public void onRedisDisconnected(RedisChannelHandler<?, ?> handler) {
-                listener.interrupted(null);
+                if (connection == attached) {
+                    listener.interrupted(null);
+                }
             }
 
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> handler, SocketAddress address) {
-                listener.reconnected();
+                if (connection == attached) {
+                    listener.reconnected();
+                }
             }
         });
-        this.listener = listener;
+    }
+
+    /**
+     * Moves every subscription to {@code next}, a connection to the new master after a switch:
+     * the channels stop being live, are subscribed on {@code next} (each live again, and its
+     * waiters woken, when the new master confirms it), and every waiter is woken, since releases
+     * on the new master were never published to the old connection. The caller closes the old
+     * connection.
+     *
+     * @param next the new master's Pub/Sub connection, used only through this transport from now on
+     */
+    public void moveTo(StatefulRedisPubSubConnection<String, String> next) {
+        Listener told = listener;
+        if (told != null) {
+            attach(next, told);
+            told.interrupted(null);
+        }
+        connection = next;
+        // A subscription made from now on goes to next; one made before is in the set by now.
+        for (String channel : channels) {
+            CompletableFuture<Void> subscribed = sharded
+                    ? next.async().ssubscribe(channel).toCompletableFuture()
+                    : next.async().subscribe(channel).toCompletableFuture();
+            subscribed.exceptionally(failure -> null);   // the waiters are woken below and subscribe again if need be
+        }
+        if (told != null && !closed) {
+            told.reconnected();
+        }
     }
 
     @Override
     public CompletableFuture<Void> subscribe(String channel) {
-        return (sharded ? connection.async().ssubscribe(channel) : connection.async().subscribe(channel))
-                .toCompletableFuture();
+        channels.add(channel);
+        StatefulRedisPubSubConnection<String, String> now = connection;
+        return (sharded ? now.async().ssubscribe(channel) : now.async().subscribe(channel)).toCompletableFuture();
     }
 
     @Override
     public CompletableFuture<Void> unsubscribe(String channel) {
-        return (sharded ? connection.async().sunsubscribe(channel) : connection.async().unsubscribe(channel))
-                .toCompletableFuture();
+        channels.remove(channel);
+        StatefulRedisPubSubConnection<String, String> now = connection;
+        return (sharded ? now.async().sunsubscribe(channel) : now.async().unsubscribe(channel)).toCompletableFuture();
     }
 
     @Override
@@ -73,17 +121,18 @@ public final class SingleConnectionTransport implements PubSubTransport {
 
     @Override
     public void checkHealth(Duration timeout) {
-        if (closed || !connection.isOpen() || !pinging.compareAndSet(false, true)) {
+        StatefulRedisPubSubConnection<String, String> now = connection;
+        if (closed || !now.isOpen() || !pinging.compareAndSet(false, true)) {
             return;
         }
-        connection.async().ping().toCompletableFuture()
+        now.async().ping().toCompletableFuture()
                 .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
                 .whenComplete((pong, failure) -> {
                     pinging.set(false);
-                    if (failure != null && unanswered(failure) && !closed) {
+                    if (failure != null && unanswered(failure) && !closed && now == connection) {
                         Listener told = listener;
                         told.interrupted(null);
-                        if (!disconnect(connection)) {
+                        if (!disconnect(now)) {
                             told.reconnected();   // cannot force a reconnect: every waiter tries once more
                         }
                     }

@@ -345,6 +345,21 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
+     * Runs a tick now, on the watchdog thread, instead of waiting for the next one: called when
+     * the client has moved to a new master (a Sentinel switch), so that every hold is renewed there
+     * at once and a hold the new master does not have is reported lost ({@link LostHold.Cause#GONE})
+     * right then, and so that pending retries go to the new master. The regular ticks go on as
+     * scheduled.
+     */
+    public void renewNow() {
+        try {
+            scheduler.execute(this::tick);
+        } catch (RejectedExecutionException e) {
+            // Closed meanwhile: nothing is renewed any more.
+        }
+    }
+
+    /**
      * Returns the number of commands waiting to be retried, for leak checks.
      *
      * @return how many retries are pending
