@@ -10,9 +10,11 @@
 local latch, epoch, wakeups = KEYS[1], KEYS[2], KEYS[3]
 local keep_ms = tonumber(ARGV[1])
 
+-- shared: publish
 -- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
 -- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
 local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
 
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()

@@ -12,9 +12,11 @@
 local lock, wakeups = KEYS[1], KEYS[2]
 local owner = ARGV[1]
 
+-- shared: publish
 -- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
 -- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
 local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
 
 if redis.call('HEXISTS', lock, owner) == 0 then
   return 0

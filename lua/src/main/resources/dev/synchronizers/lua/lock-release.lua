@@ -10,9 +10,11 @@
 local lock, wakeups = KEYS[1], KEYS[2]
 local owner, token = ARGV[1], ARGV[2]
 
+-- shared: publish
 -- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
 -- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
 local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
 
 -- Matching the token, not just the owner, makes a late or repeated release (a reply lost to a
 -- timeout, a command replayed after a reconnect) unable to end a newer hold of the same thread.

@@ -14,9 +14,11 @@
 local write, readers, rtokens, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local owner, token = ARGV[1], ARGV[2]
 
+-- shared: publish
 -- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
 -- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
 local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
 
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
@@ -38,18 +40,22 @@ end
 redis.call('ZREM', readers, owner)
 redis.call('HDEL', rtokens, owner)
 -- Readers whose lease ran out do not keep a writer waiting.
+-- shared: purge-readers
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)) do
   redis.call('HDEL', rtokens, gone)
 end
 redis.call('ZREMRANGEBYSCORE', readers, '-inf', now_ms)
+-- end shared
 -- A writer still holding its write hold (it downgraded) is not waited for: wake nobody yet.
 if redis.call('ZCARD', readers) > 0 or redis.call('EXISTS', write) == 1 then
   return {1, ''}
 end
+-- shared: purge-places
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
   redis.call('ZREM', queue, gone)
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+-- end shared
 local first = redis.call('ZRANGE', queue, 0, 0)[1]
 if first then
   redis.call(publish, wakeups, first)

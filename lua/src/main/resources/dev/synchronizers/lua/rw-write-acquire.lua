@@ -23,14 +23,18 @@ local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
 local now_ms = math.floor(now_us / 1000)
 
 -- Same purge as rw-read-acquire.lua.
+-- shared: purge-readers
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', readers, '-inf', now_ms)) do
   redis.call('HDEL', rtokens, gone)
 end
 redis.call('ZREMRANGEBYSCORE', readers, '-inf', now_ms)
+-- end shared
+-- shared: purge-places
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
   redis.call('ZREM', queue, gone)
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+-- end shared
 -- A member queued without a place (left half-written) has no lease to wait for and cannot be
 -- served: it goes too, so that it holds up nobody behind it.
 local head = redis.call('ZRANGE', queue, 0, 0)[1]

@@ -26,9 +26,11 @@ local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2],
 local waiter, permits = ARGV[1], tonumber(ARGV[2])
 local lease_ms, place_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
 
+-- shared: publish
 -- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
 -- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
 local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
 
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
@@ -38,17 +40,21 @@ local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 -- Grants whose lease ran out (dead or cut-off clients, given-up marks) return to the pool; places
 -- that ran out (dead waiters) are dropped.
+-- shared: purge-grants
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
   -- 0 - n, not -n: Lua writes minus zero as "-0", which HINCRBY refuses.
   redis.call('HINCRBY', holds, ':sum', 0 - tonumber(redis.call('HGET', holds, gone) or '0'))
   redis.call('HDEL', holds, gone)
 end
 redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)
+-- end shared
+-- shared: purge-semaphore-places
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
   redis.call('ZREM', queue, gone)
   redis.call('HDEL', asks, gone)
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+-- end shared
 
 local total = tonumber(redis.call('GET', total_key) or '0')
 local free = total - tonumber(redis.call('HGET', holds, ':sum') or '0')

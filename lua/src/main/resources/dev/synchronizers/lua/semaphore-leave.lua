@@ -20,9 +20,11 @@
 local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local waiter, keep_ms = ARGV[1], tonumber(ARGV[2])
 
+-- shared: publish
 -- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
 -- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
 local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
 
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
@@ -32,17 +34,21 @@ local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 -- Grants whose lease ran out (dead or cut-off clients, given-up marks) return to the pool; places
 -- that ran out (dead waiters) are dropped.
+-- shared: purge-grants
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
   -- 0 - n, not -n: Lua writes minus zero as "-0", which HINCRBY refuses.
   redis.call('HINCRBY', holds, ':sum', 0 - tonumber(redis.call('HGET', holds, gone) or '0'))
   redis.call('HDEL', holds, gone)
 end
 redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)
+-- end shared
+-- shared: purge-semaphore-places
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
   redis.call('ZREM', queue, gone)
   redis.call('HDEL', asks, gone)
 end
 redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+-- end shared
 
 local total = tonumber(redis.call('GET', total_key) or '0')
 local free = total - tonumber(redis.call('HGET', holds, ':sum') or '0')
@@ -68,6 +74,7 @@ for _, key in ipairs({holds, leases}) do
   end
 end
 
+-- shared: serve-line
 -- Serve the line: while the first waiter's ask fits, it takes the permits as its own grant, leased
 -- until its place would have ended, and is told by name. A first waiter without a live place or
 -- an ask (dead, or left half-written) cannot be served and is dropped.
@@ -110,4 +117,5 @@ if served_until > 0 then
     end
   end
 end
+-- end shared
 return result

@@ -22,12 +22,14 @@ local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 -- Same purge as semaphore-acquire.lua: grants whose lease ran out return to the pool.
+-- shared: purge-grants
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
   -- 0 - n, not -n: Lua writes minus zero as "-0", which HINCRBY refuses.
   redis.call('HINCRBY', holds, ':sum', 0 - tonumber(redis.call('HGET', holds, gone) or '0'))
   redis.call('HDEL', holds, gone)
 end
 redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)
+-- end shared
 
 local mine = redis.call('HGET', holds, grant)
 if mine then
