@@ -416,8 +416,8 @@ final class RedlockLock implements DistributedLock {
      * those whose reply did not come. On a node still pending, the give-back usually runs after the
      * acquire on the same connection and ends a late grant; but an acquire that met NOSCRIPT there
      * is sent again only when that answer arrives, after the give-back, so a grant whose reply
-     * comes after the give-back was sent is given back again. A node that cannot be told now is
-     * retried while the lease lasts.
+     * comes after the give-back was sent is given back again, and so is one whose reply never
+     * comes (it may have run). A node that cannot be told now is retried while the lease lasts.
      */
     private void giveBack(String owner, Tally<?> sent, long leaseMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
@@ -429,7 +429,9 @@ final class RedlockLock implements DistributedLock {
                 boolean pending = sent.isPending(index);
                 giveBackOn(node, owner, deadline);
                 if (pending) {
-                    sent.onYes(index, () -> giveBackOn(node, owner, deadline));
+                    // Also when the late reply is a failure: the acquire sent again after NOSCRIPT
+                    // may have run after the give-back, its reply lost.
+                    sent.onYesOrFailed(index, () -> giveBackOn(node, owner, deadline));
                 }
             }
         }
@@ -1029,6 +1031,7 @@ final class RedlockLock implements DistributedLock {
         private final int[] states;
         private final Object[] replies;
         private final Runnable[] onYes;
+        private final Runnable[] onYesOrFailed;
         private final ReentrantLock lock = new ReentrantLock();
         private final CompletableFuture<Void> decided = new CompletableFuture<>();
         private final CompletableFuture<Void> complete = new CompletableFuture<>();
@@ -1043,6 +1046,7 @@ final class RedlockLock implements DistributedLock {
             this.states = new int[nodes];
             this.replies = new Object[nodes];
             this.onYes = new Runnable[nodes];
+            this.onYesOrFailed = new Runnable[nodes];
         }
 
         /** Tallies node {@code index}'s reply when it comes. */
@@ -1058,6 +1062,26 @@ final class RedlockLock implements DistributedLock {
                     if (states[index] == PENDING) {
                         onYes[index] = then;
                     }
+                    return;
+                }
+            } finally {
+                lock.unlock();
+            }
+            then.run();
+        }
+
+        /**
+         * Runs {@code then} once node {@code index} says yes or fails (no answer: it may have run),
+         * now if it has; not if it said no.
+         */
+        void onYesOrFailed(int index, Runnable then) {
+            lock.lock();
+            try {
+                if (states[index] == PENDING) {
+                    onYesOrFailed[index] = then;
+                    return;
+                }
+                if (states[index] != YES && states[index] != FAILED) {
                     return;
                 }
             } finally {
@@ -1084,6 +1108,7 @@ final class RedlockLock implements DistributedLock {
 
         private void record(int index, T value, Throwable failure) {
             Runnable then = null;
+            Runnable settled = null;
             lock.lock();
             try {
                 boolean positive = false;
@@ -1098,10 +1123,12 @@ final class RedlockLock implements DistributedLock {
                 if (failure != null) {
                     states[index] = FAILED;
                     failed++;
+                    settled = onYesOrFailed[index];
                 } else if (positive) {
                     states[index] = YES;
                     yes++;
                     then = onYes[index];
+                    settled = onYesOrFailed[index];
                 } else {
                     states[index] = NO;
                     no++;
@@ -1112,6 +1139,9 @@ final class RedlockLock implements DistributedLock {
             }
             if (then != null) {
                 then.run();
+            }
+            if (settled != null) {
+                settled.run();
             }
         }
 
