@@ -11,6 +11,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -42,6 +43,8 @@ final class Machinery {
     private final ScriptRegistry acksScripts;
     private final AtomicBoolean closed;
     private final AtomicLong attempts = new AtomicLong();
+    /** Threads in {@link #pauseAfterShortAcks}, woken by {@link #wakePauses}. */
+    private final Set<Thread> pausing = ConcurrentHashMap.newKeySet();
     /**
      * Synchronizer objects with holds in this JVM, with how many, kept strongly reachable: the
      * factory's cache holds them weakly, and a hold must find the same object on unlock() however
@@ -152,6 +155,7 @@ final class Machinery {
      * @param interruptible whether an interrupt ends the pause with {@link InterruptedException};
      *     otherwise it is kept for the caller to see afterwards
      * @throws InterruptedException if interruptible and interrupted
+     * @throws IllegalStateException if the client is closed before or during the pause
      */
     void pauseAfterShortAcks(int shortRounds, long deadlineNanos, boolean forever, boolean interruptible)
             throws InterruptedException {
@@ -166,18 +170,36 @@ final class Machinery {
             end = deadlineNanos;
         }
         boolean interrupted = false;
-        for (long left = end - System.nanoTime(); left > 0; left = end - System.nanoTime()) {
-            LockSupport.parkNanos(this, left);
-            if (Thread.interrupted()) {
-                if (interruptible) {
-                    throw new InterruptedException();
+        Thread current = Thread.currentThread();
+        // Known before closed is checked, so that close() (closed set, then pauses woken) cannot
+        // come between the check and the park unseen.
+        pausing.add(current);
+        try {
+            for (long left = end - System.nanoTime(); left > 0; left = end - System.nanoTime()) {
+                checkOpen();
+                LockSupport.parkNanos(this, left);
+                if (Thread.interrupted()) {
+                    if (interruptible) {
+                        throw new InterruptedException();
+                    }
+                    interrupted = true;
                 }
-                interrupted = true;
+            }
+            checkOpen();
+        } finally {
+            pausing.remove(current);
+            if (interrupted) {
+                current.interrupt();
             }
         }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+    }
+
+    /**
+     * Wakes every thread in {@link #pauseAfterShortAcks}; called by close() once the client is
+     * closed, so that they fail at once as the client's sleeping waiters do.
+     */
+    void wakePauses() {
+        pausing.forEach(LockSupport::unpark);
     }
 
     /** Waits for a reply within the command timeout; see {@link Replies#await}. */
