@@ -116,20 +116,30 @@ final class Machinery {
      * wrote it (this client's call, another client's hand-over). The acquiring call itself goes over
      * the shared connection without a {@code WAIT}, so that renewals and releases, which use that
      * connection, never queue behind one. A renewal that finds the hold gone wrote nothing, and its
-     * {@code WAIT} proves nothing: that counts as short.
+     * {@code WAIT} proves nothing: that counts as short. So does a check whose replies do not come
+     * within the command timeout: the side connection's {@code WAIT}s queue behind each other, so
+     * with fewer replicas reachable than asked, checks far back in the queue time out while Redis
+     * answers everything; the hold is then not known to be on the replicas, like one too few
+     * acknowledged, and the caller's wait goes on (an unreachable Redis fails its acquiring call).
      *
      * @param renew the hold's batched renew script, sent with one item
      * @param keys the item's keys
      * @param args the lease and then the item's arguments
-     * @throws dev.synchronizers.SynchronizerUnavailableException if either reply does not come
-     *     within the command timeout
+     * @throws IllegalStateException if the client was closed meanwhile
      */
     boolean replicated(Script renew, String[] keys, String... args) {
         if (acks == null) {
             return true;
         }
-        ScriptRegistry.Followed<List<Object>> both = await(acksScripts.<List<Object>>runFollowedBy(renew, keys, args,
-                this::waitForReplicas), "write the hold again and wait for " + acks.replicas() + " replicas");
+        ScriptRegistry.Followed<List<Object>> both;
+        try {
+            both = await(acksScripts.<List<Object>>runFollowedBy(renew, keys, args, this::waitForReplicas),
+                    "write the hold again and wait for " + acks.replicas() + " replicas");
+        } catch (SynchronizerUnavailableException e) {
+            checkOpen();
+            metrics.replicaAcksShort("acquire");
+            return false;
+        }
         boolean met = (Long) both.reply().get(0) == 1L && acks.met(both.followUp());
         if (!met) {
             metrics.replicaAcksShort("acquire");

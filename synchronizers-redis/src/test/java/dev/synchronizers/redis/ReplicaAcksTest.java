@@ -184,6 +184,34 @@ class ReplicaAcksTest {
         assertTrue(failure.getMessage().contains("closed"), "the client's own exception: " + failure);
     }
 
+    /**
+     * Five timed waits on five names at once, every try short of acknowledgements (two replicas
+     * asked, one there): their checks queue on the one side connection, a 1 s WAIT each, so the
+     * later ones get their answer after the 2 s command timeout although Redis answers everything.
+     * That is a short try like any other: each wait returns false when its time is up. Before the
+     * fix, the waits whose check was far enough back in the queue threw
+     * SynchronizerUnavailableException, as if Redis could not be reached.
+     */
+    @Test
+    void timedWaits_checksQueuedPastTheCommandTimeout_returnFalseInsteadOfUnavailable() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(master.uri()).keyPrefix(prefix)
+                .commandTimeout(Duration.ofSeconds(2)).replicaAcks(2, Duration.ofSeconds(1)).build());
+        List<Background<Boolean>> waits = new ArrayList<>();
+        for (int t = 0; t < 5; t++) {
+            DistributedLock lock = client.lock(name + "-" + t);
+            waits.add(Background.start("wait-" + t, () -> lock.tryLock(4, TimeUnit.SECONDS)));
+        }
+        List<Object> outcomes = new ArrayList<>();
+        for (Background<Boolean> wait : waits) {
+            try {
+                outcomes.add(wait.get());
+            } catch (java.util.concurrent.ExecutionException e) {
+                outcomes.add(e.getCause());
+            }
+        }
+        assertEquals(List.of(false, false, false, false, false), outcomes, "each wait's outcome");
+    }
+
     private static long ticks(SimpleMeterRegistry registry) {
         Timer tick = registry.find("synchronizers.watchdog.tick").timer();
         return tick == null ? 0 : tick.count();
