@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -67,6 +68,8 @@ final class Machinery {
     /** How often an acquisition paused by a switch in progress looks whether it is done. */
     private static final long SWITCH_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private final AtomicLong attempts = new AtomicLong();
+    /** Threads in {@link #pauseAfterShortAcks}, woken by {@link #wakePauses}. */
+    private final Set<Thread> pausing = ConcurrentHashMap.newKeySet();
     /**
      * Synchronizer objects with holds in this JVM, with how many, kept strongly reachable: the
      * factory's cache holds them weakly, and a hold must find the same object on unlock() however
@@ -190,16 +193,20 @@ final class Machinery {
      * wrote it (this client's call, another client's hand-over). The acquiring call itself goes over
      * the shared connection without a {@code WAIT}, so that renewals and releases, which use that
      * connection, never queue behind one. A renewal that finds the hold gone wrote nothing, and its
-     * {@code WAIT} proves nothing: that counts as short. A hold that does not count is given back by
-     * the caller, as for any acquisition whose outcome it cannot use.
+     * {@code WAIT} proves nothing: that counts as short. So does a check whose replies do not come
+     * within the command timeout: the side connection's {@code WAIT}s queue behind each other, so
+     * with fewer replicas reachable than asked, checks far back in the queue time out while Redis
+     * answers everything; the hold is then not known to be on the replicas, like one too few
+     * acknowledged, and the caller's wait goes on (an unreachable Redis fails its acquiring call).
+     * A hold that does not count is given back by the caller, as for any acquisition whose outcome
+     * it cannot use.
      *
      * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent (for a
      *     grant served from the queue, when the waiter was last known queued)
      * @param renew the hold's batched renew script, sent with one item
      * @param keys the item's keys
      * @param args the lease and then the item's arguments
-     * @throws dev.synchronizers.SynchronizerUnavailableException if either reply does not come
-     *     within the command timeout
+     * @throws IllegalStateException if the client was closed meanwhile
      */
     boolean replicated(long sentNanos, Script renew, String[] keys, String... args) {
         if (!fromCurrentMaster.test(sentNanos)) {
@@ -209,8 +216,15 @@ final class Machinery {
         if (acks == null) {
             return true;
         }
-        ScriptRegistry.Followed<List<Object>> both = await(acksScripts.<List<Object>>runFollowedBy(renew, keys, args,
-                this::waitForReplicas), "write the hold again and wait for " + acks.replicas() + " replicas");
+        ScriptRegistry.Followed<List<Object>> both;
+        try {
+            both = await(acksScripts.<List<Object>>runFollowedBy(renew, keys, args, this::waitForReplicas),
+                    "write the hold again and wait for " + acks.replicas() + " replicas");
+        } catch (SynchronizerUnavailableException e) {
+            checkOpen();
+            metrics.replicaAcksShort("acquire");
+            return false;
+        }
         if (!fromCurrentMaster.test(sentNanos)) {
             return false;   // switched while WAIT ran: the answer may be the old master's
         }
@@ -267,6 +281,7 @@ final class Machinery {
      * @param interruptible whether an interrupt ends the pause with {@link InterruptedException};
      *     otherwise it is kept for the caller to see afterwards
      * @throws InterruptedException if interruptible and interrupted
+     * @throws IllegalStateException if the client is closed before or during the pause
      */
     void pauseAfterShortAcks(int shortRounds, long deadlineNanos, boolean forever, boolean interruptible)
             throws InterruptedException {
@@ -284,18 +299,36 @@ final class Machinery {
             end = deadlineNanos;
         }
         boolean interrupted = false;
-        for (long left = end - System.nanoTime(); left > 0; left = end - System.nanoTime()) {
-            LockSupport.parkNanos(this, left);
-            if (Thread.interrupted()) {
-                if (interruptible) {
-                    throw new InterruptedException();
+        Thread current = Thread.currentThread();
+        // Known before closed is checked, so that close() (closed set, then pauses woken) cannot
+        // come between the check and the park unseen.
+        pausing.add(current);
+        try {
+            for (long left = end - System.nanoTime(); left > 0; left = end - System.nanoTime()) {
+                checkOpen();
+                LockSupport.parkNanos(this, left);
+                if (Thread.interrupted()) {
+                    if (interruptible) {
+                        throw new InterruptedException();
+                    }
+                    interrupted = true;
                 }
-                interrupted = true;
+            }
+            checkOpen();
+        } finally {
+            pausing.remove(current);
+            if (interrupted) {
+                current.interrupt();
             }
         }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+    }
+
+    /**
+     * Wakes every thread in {@link #pauseAfterShortAcks}; called by close() once the client is
+     * closed, so that they fail at once as the client's sleeping waiters do.
+     */
+    void wakePauses() {
+        pausing.forEach(LockSupport::unpark);
     }
 
     /** Waits for a reply within the command timeout; see {@link Replies#await}. */

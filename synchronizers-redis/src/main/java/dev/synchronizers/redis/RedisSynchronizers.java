@@ -250,6 +250,7 @@ public final class RedisSynchronizers implements Synchronizers {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        machinery.wakePauses();
         machinery.watchdog.close();
         machinery.wakeups.close();
         machinery.metrics.close();

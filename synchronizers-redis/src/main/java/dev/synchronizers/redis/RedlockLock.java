@@ -415,8 +415,8 @@ final class RedlockLock implements DistributedLock {
      * those whose reply did not come. On a node still pending, the give-back usually runs after the
      * acquire on the same connection and ends a late grant; but an acquire that met NOSCRIPT there
      * is sent again only when that answer arrives, after the give-back, so a grant whose reply
-     * comes after the give-back was sent is given back again. A node that cannot be told now is
-     * retried while the lease lasts.
+     * comes after the give-back was sent is given back again, and so is one whose reply never
+     * comes (it may have run). A node that cannot be told now is retried while the lease lasts.
      */
     private void giveBack(String owner, Tally<?> sent, long leaseMillis) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
@@ -428,7 +428,9 @@ final class RedlockLock implements DistributedLock {
                 boolean pending = sent.isPending(index);
                 giveBackOn(node, owner, deadline);
                 if (pending) {
-                    sent.onYes(index, () -> giveBackOn(node, owner, deadline));
+                    // Also when the late reply is a failure: the acquire sent again after NOSCRIPT
+                    // may have run after the give-back, its reply lost.
+                    sent.onYesOrFailed(index, () -> giveBackOn(node, owner, deadline));
                 }
             }
         }

@@ -725,6 +725,42 @@ class RedlockOutcomesTest {
     }
 
     /**
+     * As above, but the acquire sent again after its NOSCRIPT answer runs on node 2 and its reply
+     * is lost (the connection drops): the give-back sent at the decision ran before it, and the
+     * late grant is no "yes" for the attempt to give back again. It must still be given back:
+     * before the fix nothing did, and node 2 stayed held by nobody for the whole lease.
+     */
+    @Test
+    void tryLock_acquireSentAgainAfterNoScriptRunsAndItsReplyIsLost_theLateGrantIsGivenBack() throws Exception {
+        Redlock client = proxied(TEN_MINUTES, LATE_TIMEOUT);
+        DistributedLock lock = client.lock(name);
+        for (int i = 0; i < 2; i++) {
+            REDIS.get(i).hset(lockKey(), "another-client:1:1", "1");
+            REDIS.get(i).pexpire(lockKey(), TEN_MINUTES.toMillis());
+        }
+        flushScriptsButGiveBack(2);
+        FaultProxy node2 = proxies.get(2);
+        int before = node2.commandsReceived();
+        node2.blackhole(true);
+
+        assertFalse(lock.tryLock(), "nodes 0 and 1 refuse it");
+        Await.until("node 2's proxy keeps the acquire and the give-back behind it",
+                () -> node2.commandsReceived() >= before + 2);
+        // The next EVAL is the acquire sent again once its NOSCRIPT answer is in: it runs, unheard.
+        node2.dropReplies(1, "EVAL");
+        node2.blackhole(false);
+        Await.until("the acquire sent again ran on node 2 and its reply was dropped", () -> node2.droppedReplies() >= 1);
+        assertTrue(ownerOn(2) != null, "the late grant is on node 2");
+        loseKept(2);
+
+        Await.until("node 2 is free", () -> {
+            RedisInternals.renewNow(client);
+            return ownerOn(2) == null;
+        });
+        assertTrue(lost.isEmpty(), "a failed attempt is no hold, so none is lost: " + lost);
+    }
+
+    /**
      * Empties node {@code i}'s script cache, as a restart or a failover would, but caches the
      * give-back again, so that the release or give-back queued behind a script that meets NOSCRIPT
      * runs at once even where it is sent by SHA (as it was before the fix); and counts the node's

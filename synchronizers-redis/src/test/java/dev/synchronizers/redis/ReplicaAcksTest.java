@@ -2,6 +2,7 @@ package dev.synchronizers.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
@@ -9,6 +10,7 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import io.micrometer.core.instrument.Counter;
@@ -23,6 +25,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -153,6 +156,60 @@ class ReplicaAcksTest {
         assertTrue(semaphoreTries >= 1 && semaphoreTries <= 5, "semaphore tries in 3 s: " + semaphoreTries);
         assertFalse(plain.lock(name).isLocked(), "every short hold was given back");
         assertEquals(1, plain.semaphore(name).availablePermits(), "every short grant was given back");
+    }
+
+    /**
+     * close() while a timed tryLock() pauses between two tries that fell short: the caller fails at
+     * once with the closed client's IllegalStateException, as a waiter that sleeps does, instead of
+     * sleeping out the pause (here 50 s: the acknowledgement timeout after the first short try).
+     * Every try falls short without waiting for the replica: its fixed lease (1 ms) has run out
+     * before the hold is written again, since the proxy delays every packet by 5 ms. Before the
+     * fix, the caller was still pausing 30 s after close().
+     */
+    @Test
+    void close_whileATimedWaitPausesAfterAShortTry_failsTheCallerAtOnce() throws Exception {
+        FaultProxy proxy = opened.add(FaultProxy.start(master.port()));
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(proxy.uri()).keyPrefix(prefix)
+                .commandTimeout(Duration.ofSeconds(60)).replicaAcks(1, Duration.ofSeconds(50)).build());
+        proxy.delay(Duration.ofMillis(5));
+        DistributedLock lock = client.lock(name);
+        Background<Boolean> caller = Background.start("caller", () -> lock.tryLock(600_000, 1, TimeUnit.MILLISECONDS));
+        Await.until("the caller pauses after a short try",
+                () -> LockSupport.getBlocker(caller.thread()) instanceof Machinery);
+
+        client.close();
+
+        Throwable failure = caller.failure();
+        assertInstanceOf(IllegalStateException.class, failure, "the caller failed with " + failure);
+        assertTrue(failure.getMessage().contains("closed"), "the client's own exception: " + failure);
+    }
+
+    /**
+     * Five timed waits on five names at once, every try short of acknowledgements (two replicas
+     * asked, one there): their checks queue on the one side connection, a 1 s WAIT each, so the
+     * later ones get their answer after the 2 s command timeout although Redis answers everything.
+     * That is a short try like any other: each wait returns false when its time is up. Before the
+     * fix, the waits whose check was far enough back in the queue threw
+     * SynchronizerUnavailableException, as if Redis could not be reached.
+     */
+    @Test
+    void timedWaits_checksQueuedPastTheCommandTimeout_returnFalseInsteadOfUnavailable() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(master.uri()).keyPrefix(prefix)
+                .commandTimeout(Duration.ofSeconds(2)).replicaAcks(2, Duration.ofSeconds(1)).build());
+        List<Background<Boolean>> waits = new ArrayList<>();
+        for (int t = 0; t < 5; t++) {
+            DistributedLock lock = client.lock(name + "-" + t);
+            waits.add(Background.start("wait-" + t, () -> lock.tryLock(4, TimeUnit.SECONDS)));
+        }
+        List<Object> outcomes = new ArrayList<>();
+        for (Background<Boolean> wait : waits) {
+            try {
+                outcomes.add(wait.get());
+            } catch (java.util.concurrent.ExecutionException e) {
+                outcomes.add(e.getCause());
+            }
+        }
+        assertEquals(List.of(false, false, false, false, false), outcomes, "each wait's outcome");
     }
 
     private static long ticks(SimpleMeterRegistry registry) {

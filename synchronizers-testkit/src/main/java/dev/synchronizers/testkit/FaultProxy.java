@@ -70,6 +70,7 @@ public final class FaultProxy implements AutoCloseable {
     private final Channel listener;
     private final Set<Link> links = new HashSet<>();
     private final AtomicInteger dropped = new AtomicInteger();
+    private final AtomicInteger received = new AtomicInteger();
     private long delayNanos;
     private boolean holding;
     private boolean blackhole;
@@ -218,6 +219,17 @@ public final class FaultProxy implements AutoCloseable {
      */
     public int droppedReplies() {
         return dropped.get();
+    }
+
+    /**
+     * Returns how many commands this proxy has received from clients so far, over all connections,
+     * whether or not it forwarded them yet (a blackhole or a delay keeps them): a test can tell that
+     * a command it cannot see in Redis yet has left the client.
+     *
+     * @return the number of commands received
+     */
+    public int commandsReceived() {
+        return received.get();
     }
 
     /**
@@ -426,6 +438,7 @@ public final class FaultProxy implements AutoCloseable {
             for (ByteBuf command : commands.frames(chunk)) {
                 String name = RespFrames.commandName(command, command.readerIndex(), command.writerIndex());
                 if (name != null) {
+                    received.incrementAndGet();
                     expect(name);
                 }
                 toServer.add(command);

@@ -51,6 +51,7 @@ public final class Tally<T> {
     private final int[] states;
     private final Object[] replies;
     private final Runnable[] onYes;
+    private final Runnable[] onYesOrFailed;
     private final ReentrantLock lock = new ReentrantLock();
     private final CompletableFuture<Void> decided = new CompletableFuture<>();
     private final CompletableFuture<Void> complete = new CompletableFuture<>();
@@ -72,6 +73,7 @@ public final class Tally<T> {
         this.states = new int[nodes];
         this.replies = new Object[nodes];
         this.onYes = new Runnable[nodes];
+        this.onYesOrFailed = new Runnable[nodes];
     }
 
     /**
@@ -103,6 +105,31 @@ public final class Tally<T> {
         then.run();
     }
 
+    /**
+     * Runs {@code then} once node {@code index} says yes or fails (no answer: the call may have
+     * run): now, on this thread, if it has already; otherwise on the thread that completes its
+     * reply. Never runs it if the node said no or was skipped. At most one action per node; a
+     * second call while the node is pending replaces the first. Independent of {@link #onYes}.
+     *
+     * @param index the node
+     * @param then what to run
+     */
+    public void onYesOrFailed(int index, Runnable then) {
+        lock.lock();
+        try {
+            if (states[index] == PENDING) {
+                onYesOrFailed[index] = then;
+                return;
+            }
+            if (states[index] != YES && states[index] != FAILED) {
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        then.run();
+    }
+
     /** Counts node {@code index} as not asked: it is no longer pending, and counts toward nothing. */
     public void skip(int index) {
         lock.lock();
@@ -117,6 +144,7 @@ public final class Tally<T> {
 
     private void record(int index, T value, Throwable failure) {
         Runnable then = null;
+        Runnable settled = null;
         lock.lock();
         try {
             boolean positive = false;
@@ -131,10 +159,12 @@ public final class Tally<T> {
             if (failure != null) {
                 states[index] = FAILED;
                 failed++;
+                settled = onYesOrFailed[index];
             } else if (positive) {
                 states[index] = YES;
                 yes++;
                 then = onYes[index];
+                settled = onYesOrFailed[index];
             } else {
                 states[index] = NO;
                 no++;
@@ -145,6 +175,9 @@ public final class Tally<T> {
         }
         if (then != null) {
             then.run();
+        }
+        if (settled != null) {
+            settled.run();
         }
     }
 

@@ -314,6 +314,25 @@ class TallyTest {
     /* --------------- refused while disconnected --------------- */
 
     @Test
+    void onYesOrFailed_runsOnYesAndOnFailure_nowOrLater_neverOnNo() {
+        AtomicInteger runs = new AtomicInteger();
+        for (int i = 0; i < 3; i++) {
+            tally.onYesOrFailed(i, runs::incrementAndGet);
+        }
+        replies.get(0).complete(1L);
+        assertEquals(1, runs.get(), "a yes runs it, on the thread that completed the reply");
+        replies.get(1).completeExceptionally(new RedisException("reply lost"));
+        assertEquals(2, runs.get(), "a failure runs it: the call may have run");
+        replies.get(2).complete(0L);
+        assertEquals(2, runs.get(), "a no never runs it");
+
+        for (int i = 0; i < 3; i++) {
+            tally.onYesOrFailed(i, runs::incrementAndGet);
+        }
+        assertEquals(4, runs.get(), "already yes or failed: run at once; already no: never");
+    }
+
+    @Test
     void refusedWhileDisconnected_readsLettucesRefusal_throughCompletionExceptions() {
         RedisException refused = new RedisException("Currently not connected. Commands are rejected.");
         assertTrue(Tally.refusedWhileDisconnected(refused));

@@ -118,9 +118,11 @@ class ScriptRegistryTest extends LuaTestBase {
                 lua.redis.scriptFlush();
                 lua.redis.configResetstat();
                 proxy.holdReplies();
-                long sent = System.nanoTime();
                 CompletableFuture<List<Object>> reply = registry.<List<Object>>run(Script.LOCK_ACQUIRE,
                         new String[] {lock, tokenKey}, "owner-a", Long.toString(LONG_LEASE_MS)).toCompletableFuture();
+                // Read after run() returned, so after the registry started the call's window: waiting
+                // from a moment before it could let the NOSCRIPT answer through inside the window.
+                long sent = System.nanoTime();
                 Await.until("the EVALSHA reached the server", () -> scriptCalls("evalsha") == 1);
                 while (System.nanoTime() - sent <= timeout.toNanos()) {
                     LockSupport.parkNanos(timeout.toNanos());
