@@ -824,14 +824,9 @@ final class RedisLock implements DistributedLock {
      * is known only for this client's own holds, from its books.
      */
     private LockSnapshot.Holder holder(String owner, long token, long leaseRemainingMillis) {
-        int colon = owner.lastIndexOf(':');
-        String clientId = colon < 0 ? owner : owner.substring(0, colon);
-        long threadId = -1;
-        try {
-            threadId = colon < 0 ? -1 : Long.parseLong(owner.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            // An owner another program wrote: no thread id to show.
-        }
+        String clientId = Owner.clientOf(owner);
+        // -1: an owner another program wrote, with no thread id to show.
+        long threadId = Owner.tryParse(owner).map(Owner::threadId).orElse(-1L);
         LockSnapshot.Renewal renewal = LockSnapshot.Renewal.UNKNOWN;
         Hold own = clientId.equals(machinery.clientId) ? holds.get(threadId) : null;
         if (own != null && own.token == token) {
