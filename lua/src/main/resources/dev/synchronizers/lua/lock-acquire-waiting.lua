@@ -12,6 +12,8 @@
 -- ARGV[3] waiters   how many threads of the owner's client wait for this lock, the owner included
 -- ARGV[4] grace_ms  how long after the holder's lease runs out the owner's next try may come, at most
 --
+-- Owners: the client is the part of an owner string before its first ':', in either form (Owner.java).
+--
 -- Returns {1, token}  acquired; token is this hold's fencing token
 --         {0, pttl}   held by another owner; pttl is its remaining lease in ms (-1: it has none)
 local lock, token_key = KEYS[1], KEYS[2]

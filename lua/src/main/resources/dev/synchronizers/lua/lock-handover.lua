@@ -9,6 +9,8 @@
 -- ARGV[4] lease_ms  lease of the new hold, in milliseconds
 -- ARGV[5] waiters   how many threads of the client still wait for this lock once next has it
 --
+-- Owners: the client is the part of an owner string before its first ':', in either form (Owner.java).
+--
 -- The new hold is a hold like any other: a new token by the usual rule (server clock in
 -- microseconds, raised past the last token), its own lease. The waiting mark stays, so that the
 -- release that ends the new hold still wakes the waiters of other clients. The client's count of

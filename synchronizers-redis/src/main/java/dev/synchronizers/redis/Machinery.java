@@ -164,7 +164,7 @@ final class Machinery {
 
     /** The owner string of the current thread: client id and thread id. */
     String currentOwner() {
-        return clientId + ":" + currentThreadId();
+        return Owner.ofThread(clientId, currentThreadId()).encode();
     }
 
     /**
@@ -173,7 +173,7 @@ final class Machinery {
      * attempt of the thread can take a grant meant for an earlier one.
      */
     String newAttempt() {
-        return currentOwner() + ":" + attempts.incrementAndGet();
+        return Owner.ofAttempt(clientId, currentThreadId(), attempts.incrementAndGet()).encode();
     }
 
     @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; the id is the same.

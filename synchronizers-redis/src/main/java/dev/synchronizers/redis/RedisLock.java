@@ -10,11 +10,13 @@ import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.wakeup.WakeupMessage;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -462,11 +464,10 @@ final class RedisLock implements DistributedLock {
          */
         @Override
         public Attempt granted(String detail) {
-            int at = detail.indexOf('@');
-            if (at >= 0) {
-                // Handed over by a neighbour in this client (lock-handover.lua): "<token>@<sent nanos>".
-                return new Attempt(true, Long.parseLong(detail.substring(0, at)), 0,
-                        Long.parseLong(detail.substring(at + 1)));
+            Optional<WakeupMessage.LocalHandover> handover = WakeupMessage.LocalHandover.parse(detail);
+            if (handover.isPresent()) {
+                // Handed over by a neighbour in this client (lock-handover.lua), with its token.
+                return new Attempt(true, handover.get().token(), 0, handover.get().sentNanos());
             }
             long token = detail.isEmpty() ? -1 : Long.parseLong(detail);
             if (fixedLease || token <= grantFloor) {
@@ -675,7 +676,7 @@ final class RedisLock implements DistributedLock {
         } else {
             localStreak.set(0);
         }
-        acquirer.settle(next, reply.get(1) + "@" + sent);
+        acquirer.settle(next, new WakeupMessage.LocalHandover((Long) reply.get(1), sent).encode());
     }
 
     /**
@@ -708,7 +709,8 @@ final class RedisLock implements DistributedLock {
         if (woken.isEmpty()) {
             acquirer.wakeHead();
         } else if (released.size() > 2) {
-            machinery.wakeups.wake(keys.wakeups(), WakeupDispatcher.GRANTED + woken + "=" + released.get(2));
+            machinery.wakeups.wake(keys.wakeups(),
+                    WakeupMessage.granted(woken, String.valueOf(released.get(2))).encode());
         } else {
             machinery.wakeups.wake(keys.wakeups(), woken);
         }
@@ -824,14 +826,9 @@ final class RedisLock implements DistributedLock {
      * is known only for this client's own holds, from its books.
      */
     private LockSnapshot.Holder holder(String owner, long token, long leaseRemainingMillis) {
-        int colon = owner.lastIndexOf(':');
-        String clientId = colon < 0 ? owner : owner.substring(0, colon);
-        long threadId = -1;
-        try {
-            threadId = colon < 0 ? -1 : Long.parseLong(owner.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            // An owner another program wrote: no thread id to show.
-        }
+        String clientId = Owner.clientOf(owner);
+        // -1: an owner another program wrote, with no thread id to show.
+        long threadId = Owner.tryParse(owner).map(Owner::threadId).orElse(-1L);
         LockSnapshot.Renewal renewal = LockSnapshot.Renewal.UNKNOWN;
         Hold own = clientId.equals(machinery.clientId) ? holds.get(threadId) : null;
         if (own != null && own.token == token) {

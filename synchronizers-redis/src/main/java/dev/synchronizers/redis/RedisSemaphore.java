@@ -523,8 +523,7 @@ final class RedisSemaphore implements DistributedSemaphore {
 
     /** The thread id inside a grant's name, {@code <client-id>:<thread-id>:<sequence>}. */
     private static long threadOf(String grant) {
-        String[] parts = grant.split(":");
-        return Long.parseLong(parts[parts.length - 2]);
+        return Owner.parse(grant).threadId();
     }
 
     /* --------------- queries --------------- */
@@ -539,7 +538,7 @@ final class RedisSemaphore implements DistributedSemaphore {
 
     /**
      * One read-only script call; see {@link DistributedSemaphore#snapshot()}. Grants are summed
-     * per client: the client id is the grant's name up to its thread id and sequence number.
+     * per client: the client id is the client part of the grant's name ({@link Owner#clientOf}).
      */
     @Override
     public SemaphoreSnapshot snapshot() {
@@ -554,8 +553,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             String grant = (String) grants.get(i);
             long permits = (Long) grants.get(i + 1);
             long remaining = (Long) grants.get(i + 2);
-            String[] parts = grant.split(":");
-            String client = parts.length >= 3 ? String.join(":", java.util.Arrays.copyOf(parts, parts.length - 2)) : grant;
+            String client = Owner.clientOf(grant);
             long[] sum = perClient.computeIfAbsent(client, c -> new long[] {0, 0, Long.MAX_VALUE});
             sum[0] += permits;
             sum[1]++;

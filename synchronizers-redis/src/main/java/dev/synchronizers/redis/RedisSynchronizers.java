@@ -120,7 +120,7 @@ public final class RedisSynchronizers implements Synchronizers {
                     () -> side.waitForReplication(acks.replicas(), acks.timeout().toMillis()), acks::met);
         }
         this.machinery = new Machinery(clientId, builder.keyPrefix, topology.commands(), scripts, watchdog,
-                new WakeupDispatcher(topology.pubSub(), builder.commandTimeout, clientId + ":", metrics),
+                new WakeupDispatcher(topology.pubSub(), builder.commandTimeout, Owner.prefixOf(clientId), metrics),
                 new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, acks, side,
                 sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed);
         metrics.clientGauges(machinery.watchdog::registered, machinery.watchdog::pendingRetries,

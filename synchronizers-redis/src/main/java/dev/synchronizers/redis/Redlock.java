@@ -143,7 +143,7 @@ public final class Redlock implements AutoCloseable {
         }
         this.nodes = List.copyOf(built);
         this.wakeups = new WakeupDispatcher(new FanOutTransport(nodes.stream().<PubSubTransport>map(RedlockNode::transport)
-                .toList()), timeout, clientId + ":", metrics);
+                .toList()), timeout, Owner.prefixOf(clientId), metrics);
         this.events = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, eventsThreadName());
             thread.setDaemon(true);
@@ -300,7 +300,7 @@ public final class Redlock implements AutoCloseable {
 
     /** The owner string of one acquisition attempt of the current thread: unique in this client. */
     String newAttemptOwner() {
-        return clientId + ":" + Machinery.currentThreadId() + ":" + attempts.incrementAndGet();
+        return Owner.ofAttempt(clientId, Machinery.currentThreadId(), attempts.incrementAndGet()).encode();
     }
 
     void pin(Object lock) {

@@ -168,7 +168,7 @@ final class RedlockLock implements DistributedLock {
     private boolean acquireOnNodes(long threadId, long timeoutNanos, boolean interruptible, long fixedLeaseMillis)
             throws InterruptedException {
         Waiter waiter = new Waiter(fixedLeaseMillis);
-        String threadOwner = redlock.clientId + ":" + threadId;
+        String threadOwner = Owner.ofThread(redlock.clientId, threadId).encode();
         Attempt attempt = acquirer.acquire(waiter, threadOwner, timeoutNanos, interruptible);
         if (!attempt.acquired()) {
             return false;
@@ -812,7 +812,7 @@ final class RedlockLock implements DistributedLock {
             List<?> waiting = (List<?>) reply.get(3);
             for (int w = 0; w + 1 < waiting.size(); w += 2) {
                 String client = (String) waiting.get(w);
-                if (!client.equals(redlock.clientId) && !client.startsWith(redlock.clientId + ":")) {
+                if (!Owner.clientOf(client).equals(redlock.clientId)) {
                     others += (Long) waiting.get(w + 1);
                 }
             }
@@ -834,14 +834,9 @@ final class RedlockLock implements DistributedLock {
 
     /** A holder from its owner string {@code <client-id>:<thread-id>:<attempt>}. */
     private LockSnapshot.Holder holder(String owner, long token, long leaseRemainingMillis) {
-        String[] parts = owner.split(":");
-        String clientId = parts[0];
-        long threadId = -1;
-        try {
-            threadId = parts.length > 1 ? Long.parseLong(parts[1]) : -1;
-        } catch (NumberFormatException e) {
-            // An owner another program wrote: no thread id to show.
-        }
+        String clientId = Owner.clientOf(owner);
+        // -1: an owner another program wrote, with no thread id to show.
+        long threadId = Owner.tryParse(owner).map(Owner::threadId).orElse(-1L);
         LockSnapshot.Renewal renewal = LockSnapshot.Renewal.UNKNOWN;
         Hold own = clientId.equals(redlock.clientId) ? holds.get(threadId) : null;
         if (own != null && own.owner.equals(owner)) {

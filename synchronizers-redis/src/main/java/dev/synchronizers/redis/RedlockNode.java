@@ -2,6 +2,7 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.support.Disconnected;
 import dev.synchronizers.redis.topology.StandaloneTopology;
 import dev.synchronizers.redis.wakeup.LazyTransport;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -159,7 +160,7 @@ final class RedlockNode {
                     if (RedisFuture.class.isAssignableFrom(method.getReturnType())) {
                         AsyncCommand<String, String, Object> refused =
                                 new AsyncCommand<>(new Command<>(CommandType.PING, null));
-                        refused.completeExceptionally(new RedisException("Currently not connected. Commands are rejected."));
+                        refused.completeExceptionally(Disconnected.refusal());
                         return refused;
                     }
                     throw new RedisException("Redlock node " + describe() + " is not connected");

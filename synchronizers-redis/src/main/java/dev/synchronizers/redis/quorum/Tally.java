@@ -1,5 +1,6 @@
 package dev.synchronizers.redis.quorum;
 
+import dev.synchronizers.redis.support.Disconnected;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -43,8 +44,6 @@ public final class Tally<T> {
     private static final int NO = 2;
     private static final int FAILED = 3;
     private static final int SKIPPED = 4;
-    /** How Lettuce refuses a command while disconnected (DisconnectedBehavior.REJECT_COMMANDS). */
-    private static final String REJECTED_WHILE_DISCONNECTED = "Currently not connected. Commands are rejected";
 
     private final int needed;
     private final Predicate<T> isYes;
@@ -314,16 +313,11 @@ public final class Tally<T> {
 
     /**
      * Whether a call failed because the client refused it while disconnected, so it never ran:
-     * a Lettuce {@code RedisException} with the refusal's text, possibly wrapped in
+     * {@link Disconnected#isRefusal(Throwable)}, which also sees through
      * {@link CompletionException}s.
      */
     public static boolean refusedWhileDisconnected(Throwable failure) {
-        Throwable cause = failure;
-        while (cause instanceof CompletionException && cause.getCause() != null) {
-            cause = cause.getCause();
-        }
-        return cause instanceof io.lettuce.core.RedisException
-                && String.valueOf(cause.getMessage()).startsWith(REJECTED_WHILE_DISCONNECTED);
+        return Disconnected.isRefusal(failure);
     }
 
     /** The failure of the lowest-numbered failed node, or {@code null} if none failed (yet). */

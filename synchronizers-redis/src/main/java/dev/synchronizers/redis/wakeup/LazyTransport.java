@@ -1,6 +1,6 @@
 package dev.synchronizers.redis.wakeup;
 
-import io.lettuce.core.RedisException;
+import dev.synchronizers.redis.support.Disconnected;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
@@ -60,7 +60,7 @@ public final class LazyTransport implements PubSubTransport {
     @Override
     public CompletableFuture<Void> subscribe(String channel) {
         PubSubTransport current = delegate;
-        return current != null ? current.subscribe(channel) : CompletableFuture.failedFuture(notConnected());
+        return current != null ? current.subscribe(channel) : CompletableFuture.failedFuture(Disconnected.refusal());
     }
 
     @Override
@@ -90,9 +90,5 @@ public final class LazyTransport implements PubSubTransport {
         if (current != null) {
             current.close();
         }
-    }
-
-    private static RedisException notConnected() {
-        return new RedisException("Currently not connected. Commands are rejected.");
     }
 }

@@ -17,9 +17,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * Wakes waiting threads when a message arrives on the channel they wait on.
  *
- * <p>A message is either {@value #EVERYONE}, which wakes every waiter of the channel in this client,
- * or the owner string of one waiter, which wakes that waiter only: a fair lock wakes its next
- * waiter by name, not the herd. A message {@value #GRANTED}{@code <owner>}, or
+ * <p>A message ({@link WakeupMessage}) is either {@value #EVERYONE}, which wakes every waiter of
+ * the channel in this client, or the owner string of one waiter, which wakes that waiter only: a
+ * fair lock wakes its next waiter by name, not the herd. A message {@value #GRANTED}{@code <owner>}, or
  * {@value #GRANTED}{@code <owner>=<detail>}, also wakes one waiter by name, and tells it that what
  * it waited for was handed to it in Redis ({@link Subscription#granted()}), with what it needs to
  * know of it (the fair lock's new fencing token): the semaphore and the fair lock serve their line
@@ -58,11 +58,14 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class WakeupDispatcher implements AutoCloseable {
 
-    /** The message that wakes every waiter of a channel. */
-    public static final String EVERYONE = "released";
+    /** The message that wakes every waiter of a channel: {@link WakeupMessage#RELEASED}. */
+    public static final String EVERYONE = WakeupMessage.RELEASED;
 
-    /** The prefix of a message that names a waiter to whom Redis has handed what it waited for. */
-    public static final String GRANTED = "granted:";
+    /**
+     * The prefix of a message that names a waiter to whom Redis has handed what it waited for:
+     * {@link WakeupMessage#GRANTED_PREFIX}.
+     */
+    public static final String GRANTED = WakeupMessage.GRANTED_PREFIX;
 
     private final PubSubTransport transport;
     private final Duration timeout;
@@ -340,18 +343,11 @@ public final class WakeupDispatcher implements AutoCloseable {
             return;
         }
         long now = System.nanoTime();
-        boolean everyone = EVERYONE.equals(message);
-        boolean grant = message.startsWith(GRANTED);
-        String named = message;
-        String detail = "";
-        if (grant) {
-            named = message.substring(GRANTED.length());
-            int equals = named.indexOf('=');
-            if (equals >= 0) {
-                detail = named.substring(equals + 1);
-                named = named.substring(0, equals);
-            }
-        }
+        WakeupMessage read = WakeupMessage.parse(message);
+        boolean everyone = read.form() == WakeupMessage.Form.EVERYONE;
+        boolean grant = read.form() == WakeupMessage.Form.GRANTED;
+        String named = read.owner();
+        String detail = read.detail();
         if (everyone) {
             state.everyoneNanos = now;
         } else if (named.startsWith(ownerPrefix)) {
