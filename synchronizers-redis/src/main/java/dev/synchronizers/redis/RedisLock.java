@@ -8,6 +8,9 @@ import dev.synchronizers.ReadWriteLockSnapshot;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
+import dev.synchronizers.redis.script.AcquireReply;
+import dev.synchronizers.redis.script.HandoverReply;
+import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -434,7 +437,7 @@ final class RedisLock implements DistributedLock {
                 reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
             } catch (SynchronizerUnavailableException e) {
                 acquireInDoubt.add(threadId);
-                undoIfAcquired(pending, owner);
+                undoIfAcquired(pending, script, owner);
                 if (script == policy.queuedTry) {
                     // It may have queued the waiter, now or when it runs late: done(false) leaves,
                     // after it in Redis since commands of one connection run in order.
@@ -444,7 +447,7 @@ final class RedisLock implements DistributedLock {
             }
             handoverInDoubt = false;
             acquireInDoubt.remove(threadId);
-            Attempt attempt = Attempt.of(reply, sent);
+            Attempt attempt = Attempt.of(AcquireReply.of(script, reply), sent);
             if (!attempt.acquired() && script == policy.queuedTry) {
                 place.queued(sent);
                 grantFloor = Math.max(grantFloor, attempt.fencingToken());
@@ -545,11 +548,12 @@ final class RedisLock implements DistributedLock {
      * arrives after all and says so, that hold is released again (token-checked, so it can never
      * end a newer hold). If it never arrives, the hold expires with its lease.
      */
-    private void undoIfAcquired(CompletionStage<List<Object>> pending, String owner) {
-        pending.thenAccept(reply -> {
-            if ((Long) reply.get(0) == 1L) {
+    private void undoIfAcquired(CompletionStage<List<Object>> pending, Script script, String owner) {
+        pending.thenAccept(raw -> {
+            AcquireReply reply = AcquireReply.of(script, raw);
+            if (reply.acquired()) {
                 machinery.metrics.followUp(Recorder.FollowUp.UNDO);
-                releaseQuietly(owner, (Long) reply.get(1));
+                releaseQuietly(owner, reply.token());
             }
         });
     }
@@ -624,7 +628,8 @@ final class RedisLock implements DistributedLock {
             retryRelease(held);
             throw e;
         }
-        if ((Long) released.get(0) == 0L) {
+        ReleaseReply release = ReleaseReply.of(policy.release, released);
+        if (!release.released()) {
             acquirer.wakeHead();
             throw lostAtUnlock(threadId, held);
         }
@@ -634,7 +639,7 @@ final class RedisLock implements DistributedLock {
             // message like them instead of being woken first.
             return;
         }
-        wakeLocally(released);
+        wakeLocally(release);
     }
 
     /**
@@ -666,16 +671,17 @@ final class RedisLock implements DistributedLock {
             }
             throw e;
         }
-        if ((Long) reply.get(0) == 0L) {
+        HandoverReply handover = HandoverReply.of(Script.LOCK_HANDOVER, reply);
+        if (!handover.handedOver()) {
             acquirer.settle(next, null);
             throw lostAtUnlock(threadId, held);
         }
-        if ((Long) reply.get(2) == 1L) {
+        if (handover.waitingMarked()) {
             localStreak.incrementAndGet();
         } else {
             localStreak.set(0);
         }
-        acquirer.settle(next, reply.get(1) + "@" + sent);
+        acquirer.settle(next, handover.token() + "@" + sent);
     }
 
     /**
@@ -703,12 +709,12 @@ final class RedisLock implements DistributedLock {
      * published message comes back: the fair waiter it handed the lock to (with the token), or
      * the local queue's head. A waiter of another client is not here and hears it from Redis.
      */
-    private void wakeLocally(List<Object> released) {
-        String woken = released.size() > 1 ? (String) released.get(1) : "";
+    private void wakeLocally(ReleaseReply released) {
+        String woken = released.woken();
         if (woken.isEmpty()) {
             acquirer.wakeHead();
-        } else if (released.size() > 2) {
-            machinery.wakeups.wake(keys.wakeups(), WakeupDispatcher.GRANTED + woken + "=" + released.get(2));
+        } else if (released.handedOver()) {
+            machinery.wakeups.wake(keys.wakeups(), WakeupDispatcher.GRANTED + woken + "=" + released.grantedToken());
         } else {
             machinery.wakeups.wake(keys.wakeups(), woken);
         }
