@@ -8,6 +8,9 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.script.SemaphoreAddReply;
+import dev.synchronizers.redis.script.SemaphoreReply;
+import dev.synchronizers.redis.script.SemaphoreReply.Outcome;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
@@ -106,8 +109,9 @@ final class RedisSemaphore implements DistributedSemaphore {
         machinery.checkOpen();
         List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ADD, keys.forQueue(),
                 Integer.toString(delta)), what("add permits to"));
-        if ((Long) reply.get(0) == 0L) {
-            throw new IllegalArgumentException("delta would make the total negative: " + reply.get(1) + " + " + delta);
+        SemaphoreAddReply added = SemaphoreAddReply.of(Script.SEMAPHORE_ADD, reply);
+        if (!added.changed()) {
+            throw new IllegalArgumentException("delta would make the total negative: " + added.total() + " + " + delta);
         }
     }
 
@@ -229,19 +233,19 @@ final class RedisSemaphore implements DistributedSemaphore {
                     giveUp(waiter);
                     throw e;
                 }
-                long code = (Long) reply.get(0);
-                if (code == -1L) {
-                    throw exceedsTotal(permits, (Long) reply.get(1));
+                SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_ACQUIRE, reply);
+                if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
+                    throw exceedsTotal(permits, decoded.value());
                 }
-                if (code == 1L) {
+                if (decoded.outcome() == Outcome.ACQUIRED) {
                     record(waiter, permits, sent);
                     return new Attempt(true, -1, 0, sent);
                 }
-                if (code != 0L) {
+                if (decoded.outcome() == Outcome.GIVEN_UP) {
                     throw new IllegalStateException(what("") + ": acquisition " + waiter + " was already given up");
                 }
                 place.queued(sent);
-                return new Attempt(false, -1, (Long) reply.get(1), sent);
+                return new Attempt(false, -1, decoded.value(), sent);
             }
 
             @Override
@@ -325,14 +329,14 @@ final class RedisSemaphore implements DistributedSemaphore {
             giveUp(grant);
             throw e;
         }
-        long code = (Long) reply.get(0);
-        if (code == -1L) {
-            throw exceedsTotal(permits, (Long) reply.get(1));
+        SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_TRY, reply);
+        if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
+            throw exceedsTotal(permits, decoded.value());
         }
-        if (code != 0L && code != 1L) {
+        if (decoded.outcome() == Outcome.GIVEN_UP) {
             throw new IllegalStateException(what("") + ": acquisition " + grant + " was already given up");
         }
-        int taken = code == 1L ? (int) (long) (Long) reply.get(1) : 0;
+        int taken = decoded.outcome() == Outcome.ACQUIRED ? (int) decoded.value() : 0;
         if (taken > 0) {
             record(grant, taken, sent);
             if (!replicated(sent, grant)) {
