@@ -8,6 +8,7 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.quorum.Tally;
+import dev.synchronizers.redis.script.AcquireReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -329,7 +330,7 @@ final class RedlockLock implements DistributedLock {
                         Long.toString(redlock.timeout.toMillis())}
                 : new String[] {owner, Long.toString(leaseMillis)};
         long sent = System.nanoTime();
-        Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum, reply -> (Long) reply.get(0) == 1L);
+        Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum, reply -> AcquireReply.of(script, reply).acquired());
         for (RedlockNode node : nodes) {
             grants.watch(node.index(), node.scripts().run(script, keys.keysFor(script), args));
         }
@@ -342,12 +343,12 @@ final class RedlockLock implements DistributedLock {
             if (grants.yes() > 0) {
                 waiter.split();
             }
-            return new Attempt(false, -1, backOff(grants), sent);
+            return new Attempt(false, -1, backOff(script, grants), sent);
         }
         long token = 0;
         for (int i = 0; i < nodes.size(); i++) {
             if (grants.isYes(i)) {
-                token = Math.max(token, (Long) grants.reply(i).get(1));
+                token = Math.max(token, AcquireReply.of(script, grants.reply(i)).token());
             }
         }
         // Written back to every node that may hold the grant, those that proposed the token included:
@@ -370,7 +371,7 @@ final class RedlockLock implements DistributedLock {
             // Too slow, or a quorum did not confirm: not a hold whose token is safe.
             giveBack(owner, grants, leaseMillis);
             waiter.split();
-            return new Attempt(false, -1, backOff(grants), sent);
+            return new Attempt(false, -1, backOff(script, grants), sent);
         }
         boolean[] confirmed = new boolean[nodes.size()];
         for (int i = 0; i < confirmed.length; i++) {
@@ -393,11 +394,11 @@ final class RedlockLock implements DistributedLock {
      * that refused can run out, and only a short random back-off if this attempt itself held some
      * nodes (two acquirers that split the nodes must not meet again at once).
      */
-    private long backOff(Tally<List<Object>> grants) {
+    private long backOff(Script script, Tally<List<Object>> grants) {
         long ttl = -1;
         for (int i = 0; i < redlock.nodes.size(); i++) {
             if (grants.isNo(i)) {
-                long pttl = (Long) grants.reply(i).get(1);
+                long pttl = AcquireReply.of(script, grants.reply(i)).waitMillis();
                 if (pttl >= 0) {
                     ttl = ttl < 0 ? pttl : Math.min(ttl, pttl);
                 }
