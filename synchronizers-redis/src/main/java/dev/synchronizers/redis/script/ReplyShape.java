@@ -44,4 +44,39 @@ final class ReplyShape {
         }
         throw new UnexpectedReplyException(script, reply, expected);
     }
+
+    /** Element {@code index}, which must be a nested list whose length is a multiple of {@code group}. */
+    static List<?> groups(Script script, List<?> reply, int index, int group, String expected) {
+        if (index < reply.size() && reply.get(index) instanceof List<?> value && value.size() % group == 0) {
+            return value;
+        }
+        throw new UnexpectedReplyException(script, reply, expected);
+    }
+
+    /**
+     * Element {@code index} of a nested list, a number sent as an integer or as its decimal text (a
+     * hash value read back by HGET or HGETALL); {@code whole} is the reply, for the message.
+     */
+    static long number(Script script, List<?> whole, List<?> nested, int index, String expected) {
+        Object value = nested.get(index);
+        if (value instanceof Long number) {
+            return number;
+        }
+        if (value instanceof String text) {
+            try {
+                return Long.parseLong(text);
+            } catch (NumberFormatException e) {
+                // falls through to the unexpected-reply error
+            }
+        }
+        throw new UnexpectedReplyException(script, whole, expected);
+    }
+
+    /** Element {@code index} of a nested list, which must be a bulk string; {@code whole} is the reply, for the message. */
+    static String text(Script script, List<?> whole, List<?> nested, int index, String expected) {
+        if (nested.get(index) instanceof String value) {
+            return value;
+        }
+        throw new UnexpectedReplyException(script, whole, expected);
+    }
 }

@@ -224,4 +224,86 @@ class RepliesDecodingTest {
         assertUnexpected(script, () -> SemaphoreAddReply.of(script, reply(1L, "7")));
         assertThrows(IllegalArgumentException.class, () -> SemaphoreAddReply.of(Script.SEMAPHORE_TRY, reply(1L, 7L)));
     }
+
+    /* --------------- LockPicture --------------- */
+
+    @Test
+    void lockPicture_holdersAndWaiting() {
+        LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT,
+                reply(2500L, 3L, reply("c1:7", "41"), reply("c2", 2L, "c3", 1L)));
+        assertEquals(new LockPicture(2500, 3, List.of(new LockPicture.Holder("c1:7", 41)),
+                List.of(new LockPicture.Waiting("c2", 2), new LockPicture.Waiting("c3", 1))), picture);
+    }
+
+    @Test
+    void lockPicture_noHold() {
+        assertEquals(new LockPicture(-2, 0, List.of(), List.of()),
+                LockPicture.of(Script.LOCK_SNAPSHOT, reply(-2L, 0L, reply(), reply())));
+    }
+
+    @Test
+    void lockPicture_isImmutable() {
+        LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, reply(-1L, 0L, reply("c1:7", "41"), reply()));
+        assertThrows(UnsupportedOperationException.class, () -> picture.holders().clear());
+    }
+
+    @Test
+    void lockPicture_badShapes_areUnexpected() {
+        Script script = Script.LOCK_SNAPSHOT;
+        assertUnexpected(script, () -> LockPicture.of(script, reply(-2L, 0L, reply())));
+        assertUnexpected(script, () -> LockPicture.of(script, reply(-2L, 0L, reply("c1:7"), reply())));
+        assertUnexpected(script, () -> LockPicture.of(script, reply(-2L, 0L, reply("c1:7", "x"), reply())));
+        assertUnexpected(script, () -> LockPicture.of(script, reply(-2L, 0L, reply(7L, "41"), reply())));
+        assertUnexpected(script, () -> LockPicture.of(script, reply(-2L, 0L, reply(), reply("c2", "2"))));
+        assertUnexpected(script, () -> LockPicture.of(script, reply(-2L, 0L, "", reply())));
+        assertUnexpected(script, () -> LockPicture.of(script, reply("-2", 0L, reply(), reply())));
+    }
+
+    /* --------------- ReadWriteLockPicture --------------- */
+
+    @Test
+    void readWritePicture_writerMarksReadersAndWaiters() {
+        ReadWriteLockPicture picture = ReadWriteLockPicture.of(Script.RW_SNAPSHOT, reply(900L, 2L, 1L,
+                reply(":count", "1", "c1:7", "41"), reply("c2:3", "42", 800L, "c3:4", "-1", 700L)));
+        assertEquals(new ReadWriteLockPicture(900, 2, true, List.of(new ReadWriteLockPicture.Writer("c1:7", 41)),
+                List.of(new ReadWriteLockPicture.Reader("c2:3", 42, 800), new ReadWriteLockPicture.Reader("c3:4", -1, 700))),
+                picture);
+    }
+
+    @Test
+    void readWritePicture_nothingHeld() {
+        assertEquals(new ReadWriteLockPicture(-2, 0, false, List.of(), List.of()),
+                ReadWriteLockPicture.of(Script.RW_SNAPSHOT, reply(-2L, 0L, 0L, reply(), reply())));
+    }
+
+    @Test
+    void readWritePicture_badShapes_areUnexpected() {
+        Script script = Script.RW_SNAPSHOT;
+        assertUnexpected(script, () -> ReadWriteLockPicture.of(script, reply(-2L, 0L, 2L, reply(), reply())));
+        assertUnexpected(script, () -> ReadWriteLockPicture.of(script, reply(-2L, 0L, 0L, reply())));
+        assertUnexpected(script, () -> ReadWriteLockPicture.of(script, reply(-2L, 0L, 0L, reply("c1:7"), reply())));
+        assertUnexpected(script, () -> ReadWriteLockPicture.of(script, reply(-2L, 0L, 0L, reply(), reply("c2:3", "42"))));
+        assertUnexpected(script, () -> ReadWriteLockPicture.of(script, reply(-2L, 0L, 0L, reply(), reply("c2:3", "42", "800"))));
+        assertUnexpected(script, () -> ReadWriteLockPicture.of(script, reply(-2L, 0L, 0L, reply("c1:7", "x"), reply())));
+    }
+
+    /* --------------- SemaphorePicture --------------- */
+
+    @Test
+    void semaphorePicture_totalQueuedGrants() {
+        assertEquals(new SemaphorePicture(5, 1, List.of(new SemaphorePicture.Grant("c1:7:2", 2, 900))),
+                SemaphorePicture.of(Script.SEMAPHORE_SNAPSHOT, reply(5L, 1L, reply("c1:7:2", 2L, 900L))));
+        assertEquals(new SemaphorePicture(0, 0, List.of()),
+                SemaphorePicture.of(Script.SEMAPHORE_SNAPSHOT, reply(0L, 0L, reply())));
+    }
+
+    @Test
+    void semaphorePicture_badShapes_areUnexpected() {
+        Script script = Script.SEMAPHORE_SNAPSHOT;
+        assertUnexpected(script, () -> SemaphorePicture.of(script, reply(5L, 1L)));
+        assertUnexpected(script, () -> SemaphorePicture.of(script, reply(5L, 1L, reply("c1:7:2", 2L))));
+        assertUnexpected(script, () -> SemaphorePicture.of(script, reply(5L, 1L, reply("c1:7:2", "2", 900L))));
+        assertUnexpected(script, () -> SemaphorePicture.of(script, reply(5L, 1L, reply(3L, 2L, 900L))));
+        assertThrows(IllegalArgumentException.class, () -> SemaphorePicture.of(Script.LOCK_SNAPSHOT, reply(5L, 1L, reply())));
+    }
 }
