@@ -10,6 +10,8 @@ import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.AcquireReply;
 import dev.synchronizers.redis.script.HandoverReply;
+import dev.synchronizers.redis.script.LockPicture;
+import dev.synchronizers.redis.script.ReadWriteLockPicture;
 import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -781,17 +783,16 @@ final class RedisLock implements DistributedLock {
         }
         List<Object> reply = machinery.await(machinery.scripts.run(Script.LOCK_SNAPSHOT,
                 keys.keysFor(Script.LOCK_SNAPSHOT)), what);
-        long pttl = (Long) reply.get(0);
-        long queued = (Long) reply.get(1);
+        LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, reply);
+        long pttl = picture.pttl();
+        long queued = picture.queued();
         List<LockSnapshot.Holder> holders = new ArrayList<>();
-        List<?> owners = (List<?>) reply.get(2);
-        for (int i = 0; i + 1 < owners.size(); i += 2) {
-            holders.add(holder((String) owners.get(i), Long.parseLong((String) owners.get(i + 1)), pttl < 0 ? -1 : pttl));
+        for (LockPicture.Holder owner : picture.holders()) {
+            holders.add(holder(owner.owner(), owner.token(), pttl < 0 ? -1 : pttl));
         }
-        List<?> waiting = (List<?>) reply.get(3);
-        for (int i = 0; i + 1 < waiting.size(); i += 2) {
-            if (!machinery.clientId.equals(waiting.get(i))) {
-                queued += (Long) waiting.get(i + 1);   // this client's own line is counted live, below
+        for (LockPicture.Waiting waiting : picture.waiting()) {
+            if (!machinery.clientId.equals(waiting.client())) {
+                queued += waiting.count();   // this client's own line is counted live, below
             }
         }
         queued += acquirer.localWaiters();
@@ -805,24 +806,18 @@ final class RedisLock implements DistributedLock {
         RedisLock write = policy == LockPolicy.WRITE ? this : otherHalf;
         List<Object> reply = machinery.await(machinery.scripts.run(Script.RW_SNAPSHOT,
                 keys.keysFor(Script.RW_SNAPSHOT)), "snapshot read-write lock '" + name + "'");
-        long writePttl = (Long) reply.get(0);
+        ReadWriteLockPicture picture = ReadWriteLockPicture.of(Script.RW_SNAPSHOT, reply);
+        long writePttl = picture.writePttl();
         LockSnapshot.Holder writer = null;
-        List<?> writeFields = (List<?>) reply.get(3);
-        for (int i = 0; i + 1 < writeFields.size(); i += 2) {
-            String field = (String) writeFields.get(i);
-            if (!field.startsWith(":")) {
-                writer = write.holder(field, Long.parseLong((String) writeFields.get(i + 1)),
-                        writePttl < 0 ? -1 : writePttl);
-            }
+        for (ReadWriteLockPicture.Writer field : picture.writers()) {
+            writer = write.holder(field.owner(), field.token(), writePttl < 0 ? -1 : writePttl);
         }
         List<LockSnapshot.Holder> readers = new ArrayList<>();
-        List<?> readFields = (List<?>) reply.get(4);
-        for (int i = 0; i + 2 < readFields.size(); i += 3) {
-            readers.add(read.holder((String) readFields.get(i), Long.parseLong(String.valueOf(readFields.get(i + 1))),
-                    (Long) readFields.get(i + 2)));
+        for (ReadWriteLockPicture.Reader reader : picture.readers()) {
+            readers.add(read.holder(reader.owner(), reader.token(), reader.remainingMillis()));
         }
-        return new ReadWriteLockSnapshot(name, writer, readers, (int) (long) (Long) reply.get(1),
-                (Long) reply.get(2) == 1L);
+        return new ReadWriteLockSnapshot(name, writer, readers, (int) picture.waitingWriters(),
+                picture.readersWaiting());
     }
 
     /**

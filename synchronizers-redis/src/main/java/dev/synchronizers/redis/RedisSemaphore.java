@@ -9,6 +9,7 @@ import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.SemaphoreAddReply;
+import dev.synchronizers.redis.script.SemaphorePicture;
 import dev.synchronizers.redis.script.SemaphoreReply;
 import dev.synchronizers.redis.script.SemaphoreReply.Outcome;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -550,14 +551,14 @@ final class RedisSemaphore implements DistributedSemaphore {
         machinery.checkOpen();
         List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_SNAPSHOT, keys.forSnapshot()),
                 what("snapshot"));
-        long total = (Long) reply.get(0);
+        SemaphorePicture picture = SemaphorePicture.of(Script.SEMAPHORE_SNAPSHOT, reply);
+        long total = picture.total();
         Map<String, long[]> perClient = new LinkedHashMap<>();   // client -> {permits, grants, shortest lease}
         long held = 0;
-        List<?> grants = (List<?>) reply.get(2);
-        for (int i = 0; i + 2 < grants.size(); i += 3) {
-            String grant = (String) grants.get(i);
-            long permits = (Long) grants.get(i + 1);
-            long remaining = (Long) grants.get(i + 2);
+        for (SemaphorePicture.Grant live : picture.grants()) {
+            String grant = live.grant();
+            long permits = live.permits();
+            long remaining = live.remainingMillis();
             String[] parts = grant.split(":");
             String client = parts.length >= 3 ? String.join(":", java.util.Arrays.copyOf(parts, parts.length - 2)) : grant;
             long[] sum = perClient.computeIfAbsent(client, c -> new long[] {0, 0, Long.MAX_VALUE});
@@ -571,7 +572,7 @@ final class RedisSemaphore implements DistributedSemaphore {
                 (int) Math.min(Integer.MAX_VALUE, sum[0]), (int) sum[1], sum[2])));
         int totalPermits = (int) Math.min(Integer.MAX_VALUE, total);
         return new SemaphoreSnapshot(name, totalPermits, (int) Math.max(Integer.MIN_VALUE, total - held), holders,
-                (int) (long) (Long) reply.get(1));
+                (int) picture.queued());
     }
 
     /** Shows the name and what this JVM knows; makes no network call. */

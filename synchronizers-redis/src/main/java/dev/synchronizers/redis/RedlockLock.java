@@ -9,6 +9,7 @@ import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.quorum.Tally;
 import dev.synchronizers.redis.script.AcquireReply;
+import dev.synchronizers.redis.script.LockPicture;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -798,21 +799,19 @@ final class RedlockLock implements DistributedLock {
             if (!pictures.isYes(i)) {
                 continue;
             }
-            List<Object> reply = pictures.reply(i);
-            long pttl = (Long) reply.get(0);
-            List<?> owners = (List<?>) reply.get(2);
-            for (int f = 0; f + 1 < owners.size(); f += 2) {
-                String owner = (String) owners.get(f);
-                long token = Long.parseLong((String) owners.get(f + 1));
+            LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, pictures.reply(i));
+            long pttl = picture.pttl();
+            for (LockPicture.Holder held : picture.holders()) {
+                String owner = held.owner();
+                long token = held.token();
                 tokens.merge(owner, token, Math::max);
                 leases.computeIfAbsent(owner, o -> new ArrayList<>()).add(pttl < 0 ? -1 : pttl);
             }
             long others = 0;
-            List<?> waiting = (List<?>) reply.get(3);
-            for (int w = 0; w + 1 < waiting.size(); w += 2) {
-                String client = (String) waiting.get(w);
+            for (LockPicture.Waiting waiting : picture.waiting()) {
+                String client = waiting.client();
                 if (!client.equals(redlock.clientId) && !client.startsWith(redlock.clientId + ":")) {
-                    others += (Long) waiting.get(w + 1);
+                    others += waiting.count();
                 }
             }
             queued = Math.max(queued, others);
