@@ -306,4 +306,26 @@ class RepliesDecodingTest {
         assertUnexpected(script, () -> SemaphorePicture.of(script, reply(5L, 1L, reply(3L, 2L, 900L))));
         assertThrows(IllegalArgumentException.class, () -> SemaphorePicture.of(Script.LOCK_SNAPSHOT, reply(5L, 1L, reply())));
     }
+
+    /* --------------- SemaphoreReleaseReply --------------- */
+
+    @Test
+    void semaphoreRelease_releasedAndMissing() {
+        Script script = Script.SEMAPHORE_RELEASE;
+        assertEquals(new SemaphoreReleaseReply(3, List.of()), SemaphoreReleaseReply.of(script, reply(3L, "")));
+        assertEquals(new SemaphoreReleaseReply(0, List.of("c1:7:2")), SemaphoreReleaseReply.of(script, reply(0L, "c1:7:2")));
+        assertEquals(new SemaphoreReleaseReply(1, List.of("c1:7:2", "c1:8:5")),
+                SemaphoreReleaseReply.of(script, reply(1L, "c1:7:2 c1:8:5")));
+    }
+
+    @Test
+    void semaphoreRelease_badShapes_areUnexpected() {
+        Script script = Script.SEMAPHORE_RELEASE;
+        assertUnexpected(script, () -> SemaphoreReleaseReply.of(script, reply(3L)));
+        assertUnexpected(script, () -> SemaphoreReleaseReply.of(script, reply(3L, 0L)));
+        assertUnexpected(script, () -> SemaphoreReleaseReply.of(script, reply(-1L, "")));
+        assertUnexpected(script, () -> SemaphoreReleaseReply.of(script, reply(1L, "c1:7:2  c1:8:5")));
+        assertUnexpected(script, () -> SemaphoreReleaseReply.of(script, reply(1L, "c1:7:2 ")));
+        assertThrows(IllegalArgumentException.class, () -> SemaphoreReleaseReply.of(Script.SEMAPHORE_ADD, reply(1L, "")));
+    }
 }
