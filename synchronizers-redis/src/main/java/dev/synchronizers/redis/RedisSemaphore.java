@@ -10,6 +10,7 @@ import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.SemaphoreAddReply;
 import dev.synchronizers.redis.script.SemaphorePicture;
+import dev.synchronizers.redis.script.SemaphoreReleaseReply;
 import dev.synchronizers.redis.script.SemaphoreReply;
 import dev.synchronizers.redis.script.SemaphoreReply.Outcome;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -516,13 +517,14 @@ final class RedisSemaphore implements DistributedSemaphore {
                     System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             throw e;
         }
-        String missing = (String) reply.get(1);
+        List<String> missing = SemaphoreReleaseReply.of(Script.SEMAPHORE_RELEASE, reply).missing();
         if (!missing.isEmpty()) {
-            for (String grant : missing.split(" ")) {
+            for (String grant : missing) {
                 machinery.listeners.report(new LostHold(name, KIND, threadOf(grant), -1, LostHold.Cause.GONE));
             }
             throw new LostHoldException(name, LostHold.Cause.GONE, what("") + ": release failed: Redis no longer"
-                    + " had the permits of " + missing + ": " + LostHoldListeners.describe(LostHold.Cause.GONE));
+                    + " had the permits of " + String.join(" ", missing) + ": "
+                    + LostHoldListeners.describe(LostHold.Cause.GONE));
         }
     }
 
