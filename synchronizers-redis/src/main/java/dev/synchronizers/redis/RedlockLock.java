@@ -331,7 +331,8 @@ final class RedlockLock implements DistributedLock {
                         Long.toString(redlock.timeout.toMillis())}
                 : new String[] {owner, Long.toString(leaseMillis)};
         long sent = System.nanoTime();
-        Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum, reply -> AcquireReply.of(script, reply).acquired());
+        Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum,
+                reply -> AcquireReply.of(script, reply).acquired());
         for (RedlockNode node : nodes) {
             grants.watch(node.index(), node.scripts().run(script, keys.keysFor(script), args));
         }
