@@ -787,8 +787,8 @@ final class RedisLock implements DistributedLock {
         long pttl = picture.pttl();
         long queued = picture.queued();
         List<LockSnapshot.Holder> holders = new ArrayList<>();
-        for (LockPicture.Holder owner : picture.holders()) {
-            holders.add(holder(owner.owner(), owner.token(), pttl < 0 ? -1 : pttl));
+        for (LockPicture.Holder entry : picture.holders()) {
+            holders.add(holder(entry.owner(), entry.token(), pttl < 0 ? -1 : pttl));
         }
         for (LockPicture.Waiting waiting : picture.waiting()) {
             if (!machinery.clientId.equals(waiting.client())) {
@@ -809,8 +809,8 @@ final class RedisLock implements DistributedLock {
         ReadWriteLockPicture picture = ReadWriteLockPicture.of(Script.RW_SNAPSHOT, reply);
         long writePttl = picture.writePttl();
         LockSnapshot.Holder writer = null;
-        for (ReadWriteLockPicture.Writer field : picture.writers()) {
-            writer = write.holder(field.owner(), field.token(), writePttl < 0 ? -1 : writePttl);
+        for (ReadWriteLockPicture.Writer entry : picture.writers()) {
+            writer = write.holder(entry.owner(), entry.token(), writePttl < 0 ? -1 : writePttl);
         }
         List<LockSnapshot.Holder> readers = new ArrayList<>();
         for (ReadWriteLockPicture.Reader reader : picture.readers()) {

@@ -802,9 +802,9 @@ final class RedlockLock implements DistributedLock {
             }
             LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, pictures.reply(i));
             long pttl = picture.pttl();
-            for (LockPicture.Holder held : picture.holders()) {
-                String owner = held.owner();
-                long token = held.token();
+            for (LockPicture.Holder entry : picture.holders()) {
+                String owner = entry.owner();
+                long token = entry.token();
                 tokens.merge(owner, token, Math::max);
                 leases.computeIfAbsent(owner, o -> new ArrayList<>()).add(pttl < 0 ? -1 : pttl);
             }

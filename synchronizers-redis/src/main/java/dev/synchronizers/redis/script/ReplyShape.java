@@ -72,7 +72,10 @@ final class ReplyShape {
         throw new UnexpectedReplyException(script, whole, expected);
     }
 
-    /** Element {@code index} of a nested list, which must be a bulk string; {@code whole} is the reply, for the message. */
+    /**
+     * Element {@code index} of a nested list, which must be a bulk string; {@code whole} is the
+     * reply, for the message.
+     */
     static String text(Script script, List<?> whole, List<?> nested, int index, String expected) {
         if (nested.get(index) instanceof String value) {
             return value;
