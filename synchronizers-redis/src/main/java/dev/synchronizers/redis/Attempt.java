@@ -1,6 +1,6 @@
 package dev.synchronizers.redis;
 
-import java.util.List;
+import dev.synchronizers.redis.script.AcquireReply;
 
 /**
  * The outcome of one acquire step: one script call.
@@ -16,11 +16,10 @@ import java.util.List;
  */
 record Attempt(boolean acquired, long fencingToken, long holderTtlMillis, long sentNanos) {
 
-    /** Reads a {@code {1, token}}, {@code {0, pttl}} or {@code {0, pttl, floor}} script reply. */
-    static Attempt of(List<Object> reply, long sentNanos) {
-        long value = (Long) reply.get(1);
-        return ((Long) reply.get(0)) == 1L
-                ? new Attempt(true, value, 0, sentNanos)
-                : new Attempt(false, reply.size() > 2 ? (Long) reply.get(2) : -1, value, sentNanos);
+    /** The attempt a lock script's decoded reply describes: its token if acquired, else its wait and grant floor. */
+    static Attempt of(AcquireReply reply, long sentNanos) {
+        return reply.acquired()
+                ? new Attempt(true, reply.token(), 0, sentNanos)
+                : new Attempt(false, reply.grantFloor(), reply.waitMillis(), sentNanos);
     }
 }

@@ -8,6 +8,11 @@ import dev.synchronizers.ReadWriteLockSnapshot;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
+import dev.synchronizers.redis.script.AcquireReply;
+import dev.synchronizers.redis.script.HandoverReply;
+import dev.synchronizers.redis.script.LockPicture;
+import dev.synchronizers.redis.script.ReadWriteLockPicture;
+import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.wakeup.WakeupMessage;
@@ -436,7 +441,7 @@ final class RedisLock implements DistributedLock {
                 reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
             } catch (SynchronizerUnavailableException e) {
                 acquireInDoubt.add(threadId);
-                undoIfAcquired(pending, owner);
+                undoIfAcquired(pending, script, owner);
                 if (script == policy.queuedTry) {
                     // It may have queued the waiter, now or when it runs late: done(false) leaves,
                     // after it in Redis since commands of one connection run in order.
@@ -446,7 +451,7 @@ final class RedisLock implements DistributedLock {
             }
             handoverInDoubt = false;
             acquireInDoubt.remove(threadId);
-            Attempt attempt = Attempt.of(reply, sent);
+            Attempt attempt = Attempt.of(AcquireReply.of(script, reply), sent);
             if (!attempt.acquired() && script == policy.queuedTry) {
                 place.queued(sent);
                 grantFloor = Math.max(grantFloor, attempt.fencingToken());
@@ -546,11 +551,12 @@ final class RedisLock implements DistributedLock {
      * arrives after all and says so, that hold is released again (token-checked, so it can never
      * end a newer hold). If it never arrives, the hold expires with its lease.
      */
-    private void undoIfAcquired(CompletionStage<List<Object>> pending, String owner) {
-        pending.thenAccept(reply -> {
-            if ((Long) reply.get(0) == 1L) {
+    private void undoIfAcquired(CompletionStage<List<Object>> pending, Script script, String owner) {
+        pending.thenAccept(raw -> {
+            AcquireReply reply = AcquireReply.of(script, raw);
+            if (reply.acquired()) {
                 machinery.metrics.followUp(Recorder.FollowUp.UNDO);
-                releaseQuietly(owner, (Long) reply.get(1));
+                releaseQuietly(owner, reply.token());
             }
         });
     }
@@ -625,7 +631,8 @@ final class RedisLock implements DistributedLock {
             retryRelease(held);
             throw e;
         }
-        if ((Long) released.get(0) == 0L) {
+        ReleaseReply release = ReleaseReply.of(policy.release, released);
+        if (!release.released()) {
             acquirer.wakeHead();
             throw lostAtUnlock(threadId, held);
         }
@@ -635,7 +642,7 @@ final class RedisLock implements DistributedLock {
             // message like them instead of being woken first.
             return;
         }
-        wakeLocally(released);
+        wakeLocally(release);
     }
 
     /**
@@ -667,16 +674,17 @@ final class RedisLock implements DistributedLock {
             }
             throw e;
         }
-        if ((Long) reply.get(0) == 0L) {
+        HandoverReply handover = HandoverReply.of(Script.LOCK_HANDOVER, reply);
+        if (!handover.handedOver()) {
             acquirer.settle(next, null);
             throw lostAtUnlock(threadId, held);
         }
-        if ((Long) reply.get(2) == 1L) {
+        if (handover.waitingMarked()) {
             localStreak.incrementAndGet();
         } else {
             localStreak.set(0);
         }
-        acquirer.settle(next, new WakeupMessage.LocalHandover((Long) reply.get(1), sent).encode());
+        acquirer.settle(next, new WakeupMessage.LocalHandover(handover.token(), sent).encode());
     }
 
     /**
@@ -704,13 +712,13 @@ final class RedisLock implements DistributedLock {
      * published message comes back: the fair waiter it handed the lock to (with the token), or
      * the local queue's head. A waiter of another client is not here and hears it from Redis.
      */
-    private void wakeLocally(List<Object> released) {
-        String woken = released.size() > 1 ? (String) released.get(1) : "";
+    private void wakeLocally(ReleaseReply released) {
+        String woken = released.woken();
         if (woken.isEmpty()) {
             acquirer.wakeHead();
-        } else if (released.size() > 2) {
+        } else if (released.handedOver()) {
             machinery.wakeups.wake(keys.wakeups(),
-                    WakeupMessage.granted(woken, String.valueOf(released.get(2))).encode());
+                    WakeupMessage.granted(woken, String.valueOf(released.grantedToken())).encode());
         } else {
             machinery.wakeups.wake(keys.wakeups(), woken);
         }
@@ -777,17 +785,16 @@ final class RedisLock implements DistributedLock {
         }
         List<Object> reply = machinery.await(machinery.scripts.run(Script.LOCK_SNAPSHOT,
                 keys.keysFor(Script.LOCK_SNAPSHOT)), what);
-        long pttl = (Long) reply.get(0);
-        long queued = (Long) reply.get(1);
+        LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, reply);
+        long pttl = picture.pttl();
+        long queued = picture.queued();
         List<LockSnapshot.Holder> holders = new ArrayList<>();
-        List<?> owners = (List<?>) reply.get(2);
-        for (int i = 0; i + 1 < owners.size(); i += 2) {
-            holders.add(holder((String) owners.get(i), Long.parseLong((String) owners.get(i + 1)), pttl < 0 ? -1 : pttl));
+        for (LockPicture.Holder entry : picture.holders()) {
+            holders.add(holder(entry.owner(), entry.token(), pttl < 0 ? -1 : pttl));
         }
-        List<?> waiting = (List<?>) reply.get(3);
-        for (int i = 0; i + 1 < waiting.size(); i += 2) {
-            if (!machinery.clientId.equals(waiting.get(i))) {
-                queued += (Long) waiting.get(i + 1);   // this client's own line is counted live, below
+        for (LockPicture.Waiting waiting : picture.waiting()) {
+            if (!machinery.clientId.equals(waiting.client())) {
+                queued += waiting.count();   // this client's own line is counted live, below
             }
         }
         queued += acquirer.localWaiters();
@@ -801,24 +808,18 @@ final class RedisLock implements DistributedLock {
         RedisLock write = policy == LockPolicy.WRITE ? this : otherHalf;
         List<Object> reply = machinery.await(machinery.scripts.run(Script.RW_SNAPSHOT,
                 keys.keysFor(Script.RW_SNAPSHOT)), "snapshot read-write lock '" + name + "'");
-        long writePttl = (Long) reply.get(0);
+        ReadWriteLockPicture picture = ReadWriteLockPicture.of(Script.RW_SNAPSHOT, reply);
+        long writePttl = picture.writePttl();
         LockSnapshot.Holder writer = null;
-        List<?> writeFields = (List<?>) reply.get(3);
-        for (int i = 0; i + 1 < writeFields.size(); i += 2) {
-            String field = (String) writeFields.get(i);
-            if (!field.startsWith(":")) {
-                writer = write.holder(field, Long.parseLong((String) writeFields.get(i + 1)),
-                        writePttl < 0 ? -1 : writePttl);
-            }
+        for (ReadWriteLockPicture.Writer entry : picture.writers()) {
+            writer = write.holder(entry.owner(), entry.token(), writePttl < 0 ? -1 : writePttl);
         }
         List<LockSnapshot.Holder> readers = new ArrayList<>();
-        List<?> readFields = (List<?>) reply.get(4);
-        for (int i = 0; i + 2 < readFields.size(); i += 3) {
-            readers.add(read.holder((String) readFields.get(i), Long.parseLong(String.valueOf(readFields.get(i + 1))),
-                    (Long) readFields.get(i + 2)));
+        for (ReadWriteLockPicture.Reader reader : picture.readers()) {
+            readers.add(read.holder(reader.owner(), reader.token(), reader.remainingMillis()));
         }
-        return new ReadWriteLockSnapshot(name, writer, readers, (int) (long) (Long) reply.get(1),
-                (Long) reply.get(2) == 1L);
+        return new ReadWriteLockSnapshot(name, writer, readers, (int) picture.waitingWriters(),
+                picture.readersWaiting());
     }
 
     /**

@@ -8,6 +8,11 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.script.SemaphoreAddReply;
+import dev.synchronizers.redis.script.SemaphorePicture;
+import dev.synchronizers.redis.script.SemaphoreReleaseReply;
+import dev.synchronizers.redis.script.SemaphoreReply;
+import dev.synchronizers.redis.script.SemaphoreReply.Outcome;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
@@ -106,8 +111,9 @@ final class RedisSemaphore implements DistributedSemaphore {
         machinery.checkOpen();
         List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ADD, keys.forQueue(),
                 Integer.toString(delta)), what("add permits to"));
-        if ((Long) reply.get(0) == 0L) {
-            throw new IllegalArgumentException("delta would make the total negative: " + reply.get(1) + " + " + delta);
+        SemaphoreAddReply added = SemaphoreAddReply.of(Script.SEMAPHORE_ADD, reply);
+        if (!added.changed()) {
+            throw new IllegalArgumentException("delta would make the total negative: " + added.total() + " + " + delta);
         }
     }
 
@@ -229,19 +235,19 @@ final class RedisSemaphore implements DistributedSemaphore {
                     giveUp(waiter);
                     throw e;
                 }
-                long code = (Long) reply.get(0);
-                if (code == -1L) {
-                    throw exceedsTotal(permits, (Long) reply.get(1));
+                SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_ACQUIRE, reply);
+                if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
+                    throw exceedsTotal(permits, decoded.value());
                 }
-                if (code == 1L) {
+                if (decoded.outcome() == Outcome.ACQUIRED) {
                     record(waiter, permits, sent);
                     return new Attempt(true, -1, 0, sent);
                 }
-                if (code != 0L) {
+                if (decoded.outcome() == Outcome.GIVEN_UP) {
                     throw new IllegalStateException(what("") + ": acquisition " + waiter + " was already given up");
                 }
                 place.queued(sent);
-                return new Attempt(false, -1, (Long) reply.get(1), sent);
+                return new Attempt(false, -1, decoded.value(), sent);
             }
 
             @Override
@@ -325,14 +331,14 @@ final class RedisSemaphore implements DistributedSemaphore {
             giveUp(grant);
             throw e;
         }
-        long code = (Long) reply.get(0);
-        if (code == -1L) {
-            throw exceedsTotal(permits, (Long) reply.get(1));
+        SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_TRY, reply);
+        if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
+            throw exceedsTotal(permits, decoded.value());
         }
-        if (code != 0L && code != 1L) {
+        if (decoded.outcome() == Outcome.GIVEN_UP) {
             throw new IllegalStateException(what("") + ": acquisition " + grant + " was already given up");
         }
-        int taken = code == 1L ? (int) (long) (Long) reply.get(1) : 0;
+        int taken = decoded.outcome() == Outcome.ACQUIRED ? (int) decoded.value() : 0;
         if (taken > 0) {
             record(grant, taken, sent);
             if (!replicated(sent, grant)) {
@@ -511,13 +517,14 @@ final class RedisSemaphore implements DistributedSemaphore {
                     System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             throw e;
         }
-        String missing = (String) reply.get(1);
+        List<String> missing = SemaphoreReleaseReply.of(Script.SEMAPHORE_RELEASE, reply).missing();
         if (!missing.isEmpty()) {
-            for (String grant : missing.split(" ")) {
+            for (String grant : missing) {
                 machinery.listeners.report(new LostHold(name, KIND, threadOf(grant), -1, LostHold.Cause.GONE));
             }
             throw new LostHoldException(name, LostHold.Cause.GONE, what("") + ": release failed: Redis no longer"
-                    + " had the permits of " + missing + ": " + LostHoldListeners.describe(LostHold.Cause.GONE));
+                    + " had the permits of " + String.join(" ", missing) + ": "
+                    + LostHoldListeners.describe(LostHold.Cause.GONE));
         }
     }
 
@@ -545,14 +552,14 @@ final class RedisSemaphore implements DistributedSemaphore {
         machinery.checkOpen();
         List<Object> reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_SNAPSHOT, keys.forSnapshot()),
                 what("snapshot"));
-        long total = (Long) reply.get(0);
+        SemaphorePicture picture = SemaphorePicture.of(Script.SEMAPHORE_SNAPSHOT, reply);
+        long total = picture.total();
         Map<String, long[]> perClient = new LinkedHashMap<>();   // client -> {permits, grants, shortest lease}
         long held = 0;
-        List<?> grants = (List<?>) reply.get(2);
-        for (int i = 0; i + 2 < grants.size(); i += 3) {
-            String grant = (String) grants.get(i);
-            long permits = (Long) grants.get(i + 1);
-            long remaining = (Long) grants.get(i + 2);
+        for (SemaphorePicture.Grant live : picture.grants()) {
+            String grant = live.grant();
+            long permits = live.permits();
+            long remaining = live.remainingMillis();
             String client = Owner.clientOf(grant);
             long[] sum = perClient.computeIfAbsent(client, c -> new long[] {0, 0, Long.MAX_VALUE});
             sum[0] += permits;
@@ -565,7 +572,7 @@ final class RedisSemaphore implements DistributedSemaphore {
                 (int) Math.min(Integer.MAX_VALUE, sum[0]), (int) sum[1], sum[2])));
         int totalPermits = (int) Math.min(Integer.MAX_VALUE, total);
         return new SemaphoreSnapshot(name, totalPermits, (int) Math.max(Integer.MIN_VALUE, total - held), holders,
-                (int) (long) (Long) reply.get(1));
+                (int) picture.queued());
     }
 
     /** Shows the name and what this JVM knows; makes no network call. */

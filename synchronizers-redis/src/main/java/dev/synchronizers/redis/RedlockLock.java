@@ -8,6 +8,8 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.quorum.Tally;
+import dev.synchronizers.redis.script.AcquireReply;
+import dev.synchronizers.redis.script.LockPicture;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.watchdog.Watchdog;
@@ -329,7 +331,8 @@ final class RedlockLock implements DistributedLock {
                         Long.toString(redlock.timeout.toMillis())}
                 : new String[] {owner, Long.toString(leaseMillis)};
         long sent = System.nanoTime();
-        Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum, reply -> (Long) reply.get(0) == 1L);
+        Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum,
+                reply -> AcquireReply.of(script, reply).acquired());
         for (RedlockNode node : nodes) {
             grants.watch(node.index(), node.scripts().run(script, keys.keysFor(script), args));
         }
@@ -342,12 +345,12 @@ final class RedlockLock implements DistributedLock {
             if (grants.yes() > 0) {
                 waiter.split();
             }
-            return new Attempt(false, -1, backOff(grants), sent);
+            return new Attempt(false, -1, backOff(script, grants), sent);
         }
         long token = 0;
         for (int i = 0; i < nodes.size(); i++) {
             if (grants.isYes(i)) {
-                token = Math.max(token, (Long) grants.reply(i).get(1));
+                token = Math.max(token, AcquireReply.of(script, grants.reply(i)).token());
             }
         }
         // Written back to every node that may hold the grant, those that proposed the token included:
@@ -370,7 +373,7 @@ final class RedlockLock implements DistributedLock {
             // Too slow, or a quorum did not confirm: not a hold whose token is safe.
             giveBack(owner, grants, leaseMillis);
             waiter.split();
-            return new Attempt(false, -1, backOff(grants), sent);
+            return new Attempt(false, -1, backOff(script, grants), sent);
         }
         boolean[] confirmed = new boolean[nodes.size()];
         for (int i = 0; i < confirmed.length; i++) {
@@ -393,11 +396,11 @@ final class RedlockLock implements DistributedLock {
      * that refused can run out, and only a short random back-off if this attempt itself held some
      * nodes (two acquirers that split the nodes must not meet again at once).
      */
-    private long backOff(Tally<List<Object>> grants) {
+    private long backOff(Script script, Tally<List<Object>> grants) {
         long ttl = -1;
         for (int i = 0; i < redlock.nodes.size(); i++) {
             if (grants.isNo(i)) {
-                long pttl = (Long) grants.reply(i).get(1);
+                long pttl = AcquireReply.of(script, grants.reply(i)).waitMillis();
                 if (pttl >= 0) {
                     ttl = ttl < 0 ? pttl : Math.min(ttl, pttl);
                 }
@@ -799,21 +802,18 @@ final class RedlockLock implements DistributedLock {
             if (!pictures.isYes(i)) {
                 continue;
             }
-            List<Object> reply = pictures.reply(i);
-            long pttl = (Long) reply.get(0);
-            List<?> owners = (List<?>) reply.get(2);
-            for (int f = 0; f + 1 < owners.size(); f += 2) {
-                String owner = (String) owners.get(f);
-                long token = Long.parseLong((String) owners.get(f + 1));
+            LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, pictures.reply(i));
+            long pttl = picture.pttl();
+            for (LockPicture.Holder entry : picture.holders()) {
+                String owner = entry.owner();
+                long token = entry.token();
                 tokens.merge(owner, token, Math::max);
                 leases.computeIfAbsent(owner, o -> new ArrayList<>()).add(pttl < 0 ? -1 : pttl);
             }
             long others = 0;
-            List<?> waiting = (List<?>) reply.get(3);
-            for (int w = 0; w + 1 < waiting.size(); w += 2) {
-                String client = (String) waiting.get(w);
-                if (!Owner.clientOf(client).equals(redlock.clientId)) {
-                    others += (Long) waiting.get(w + 1);
+            for (LockPicture.Waiting waiting : picture.waiting()) {
+                if (!Owner.clientOf(waiting.client()).equals(redlock.clientId)) {
+                    others += waiting.count();
                 }
             }
             queued = Math.max(queued, others);
