@@ -412,6 +412,7 @@ class SentinelTest {
         }
         Await.until("100 increments before the failover", () -> counter.accepted() >= 100);
 
+        sentinels.awaitQuiet();   // so that the time below is the failover's, not an earlier one's end
         long failoverNanos = System.nanoTime();
         announcements.failover();
         Await.until("every sentinel announces +switch-master", () -> announcements.count() == 3);
@@ -659,7 +660,8 @@ class SentinelTest {
         private volatile String newAddress;
         /** Every data server by "host:port", connected up front so that probing costs no connection. */
         private final java.util.Map<String, RedisCommands<String, String>> servers = new java.util.HashMap<>();
-        private final io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection<String, String> first;
+        private final RedisSentinels set;
+        private final RedisServer first;
 
         SwitchAnnouncements(RedisSentinels sentinels) {
             this(sentinels, sentinels.sentinels());
@@ -685,13 +687,17 @@ class SentinelTest {
                 });
                 connection.sync().subscribe("+switch-master");
             }
-            first = client.connectSentinel(io.lettuce.core.codec.StringCodec.UTF8,
-                    io.lettuce.core.RedisURI.create(listened.get(0).uri()));
+            set = sentinels;
+            first = listened.get(0);
         }
 
-        /** Sends {@code SENTINEL FAILOVER} to the first sentinel listened to. */
+        /**
+         * Sends {@code SENTINEL FAILOVER} to the first sentinel listened to, once no sentinel is
+         * in TILT mode or finishing an earlier failover, and returns once the master changed
+         * ({@link RedisSentinels#requestFailover}).
+         */
         void failover() {
-            first.sync().failover(RedisSentinels.MASTER_NAME);
+            set.requestFailover(first);
         }
 
         int count() {

@@ -133,18 +133,109 @@ public final class RedisSentinels implements AutoCloseable {
      * Fails the master over with {@code SENTINEL FAILOVER} (no agreement needed, no write lost: the
      * sentinels pick a replica, promote it and make the old master its replica), and returns once
      * every live sentinel names the new master and the new master has every other server as a
-     * connected replica.
+     * connected replica. The request goes as {@link #requestFailover} sends it.
      *
      * @return the new master
      */
     public RedisServer failover() {
         RedisServer old = master();
-        try {
-            sentinels.get(0).call("SENTINEL", "FAILOVER", MASTER_NAME);
-        } catch (IOException e) {
-            throw new UncheckedIOException("SENTINEL FAILOVER failed", e);
-        }
+        requestFailover(sentinels.get(0));
         return awaitMasterChangedFrom(old, servers.size() - 1);
+    }
+
+    /**
+     * Sends {@code SENTINEL FAILOVER} to {@code via} once the set is quiet, and returns once a
+     * sentinel names another master than before. A sentinel still finishing an earlier failover
+     * refuses the request ({@code INPROG}), and one in TILT mode (after a pause, or when its timer
+     * ran late on a loaded machine) accepts it but acts on nothing until TILT ends: so the request
+     * waits until no live sentinel is in TILT or has a failover in progress ({@link #awaitQuiet}),
+     * and is sent again if {@code via} refused it or gave it up (it shows no failover in progress
+     * while the master is still the old one).
+     *
+     * @param via the sentinel to send it to
+     * @return the new master
+     * @throws IllegalStateException if the master has not changed within 90 s
+     */
+    public RedisServer requestFailover(RedisServer via) {
+        RedisServer old = master();
+        long deadline = System.nanoTime() + REPLICAS_TIMEOUT.toNanos();
+        while (true) {
+            awaitQuiet();
+            try {
+                via.call("SENTINEL", "FAILOVER", MASTER_NAME);
+            } catch (Resp.RedisReplyException e) {
+                if (!String.valueOf(e.getMessage()).contains("INPROG")) {
+                    throw new UncheckedIOException("SENTINEL FAILOVER refused", e);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("SENTINEL FAILOVER failed", e);
+            }
+            while (true) {
+                RedisServer now = master();
+                if (!now.equals(old)) {
+                    return now;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("gave up after " + REPLICAS_TIMEOUT.toSeconds()
+                            + " s waiting for SENTINEL FAILOVER sent to " + via + ": the master is still " + old);
+                }
+                if (!failoverInProgress(via) && !inTilt(via)) {
+                    break;   // refused or given up: ask again once the set is quiet
+                }
+                sleep();
+            }
+        }
+    }
+
+    /**
+     * Waits until no live sentinel is in TILT mode or has a failover of the master in progress;
+     * a sentinel that does not answer (paused, killed) is not waited for.
+     *
+     * @throws IllegalStateException if that does not happen within 90 s
+     */
+    public void awaitQuiet() {
+        await("no sentinel is in TILT mode or failing over", REPLICAS_TIMEOUT, () -> {
+            for (RedisServer sentinel : sentinels) {
+                if (sentinel.isPaused()) {
+                    continue;
+                }
+                if (inTilt(sentinel)) {
+                    return sentinel + " is in TILT mode";
+                }
+                if (failoverInProgress(sentinel)) {
+                    return sentinel + " has a failover in progress";
+                }
+            }
+            return null;
+        });
+    }
+
+    private boolean inTilt(RedisServer sentinel) {
+        return "1".equals(Resp.infoField(call(sentinel, "INFO", "sentinel"), "sentinel_tilt"));
+    }
+
+    /** Whether the sentinel's flags for the master say a failover is under way; false if it does not answer. */
+    private static boolean failoverInProgress(RedisServer sentinel) {
+        try {
+            List<String> fields = sentinel.callList("SENTINEL", "MASTER", MASTER_NAME);
+            for (int i = 0; i + 1 < fields.size(); i += 2) {
+                if ("flags".equals(fields.get(i))) {
+                    return fields.get(i + 1).contains("failover_in_progress");
+                }
+            }
+            return false;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void sleep() {
+        try {
+            Thread.sleep(POLL_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for a failover", e);
+        }
     }
 
     /**
