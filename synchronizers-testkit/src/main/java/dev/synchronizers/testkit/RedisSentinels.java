@@ -164,7 +164,10 @@ public final class RedisSentinels implements AutoCloseable {
             try {
                 via.call("SENTINEL", "FAILOVER", MASTER_NAME);
             } catch (Resp.RedisReplyException e) {
-                if (!String.valueOf(e.getMessage()).contains("INPROG")) {
+                String refusal = String.valueOf(e.getMessage());
+                // INPROG: an earlier failover is still ending; NOGOODSLAVE: no replica is in a
+                // state to be promoted yet (still syncing, or not yet seen by this sentinel).
+                if (!refusal.contains("INPROG") && !refusal.contains("NOGOODSLAVE")) {
                     throw new UncheckedIOException("SENTINEL FAILOVER refused", e);
                 }
             } catch (IOException e) {
@@ -185,6 +188,46 @@ public final class RedisSentinels implements AutoCloseable {
                 sleep();
             }
         }
+    }
+
+    /**
+     * Waits until the set has settled after whatever a test did to it: no live sentinel is in
+     * TILT mode or failing over, every live sentinel names the same master, and that master has
+     * every other running server as a connected replica. A test that starts from such a set sees
+     * the sentinels agree on the master its clients connect to.
+     *
+     * @throws IllegalStateException if that does not happen within 90 s
+     */
+    public void awaitSettled() {
+        awaitQuiet();
+        await("every sentinel names the same master, which has every other running server as a replica",
+                REPLICAS_TIMEOUT, () -> {
+                    String named = null;
+                    for (RedisServer sentinel : sentinels) {
+                        if (sentinel.isPaused()) {
+                            continue;
+                        }
+                        List<String> address;
+                        try {
+                            address = sentinel.callList("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME);
+                        } catch (IOException e) {
+                            continue;   // not answering: not waited for
+                        }
+                        String here = String.join(":", address);
+                        if (named != null && !named.equals(here)) {
+                            return "the sentinels name " + named + " and " + here;
+                        }
+                        named = here;
+                    }
+                    if (named == null) {
+                        return "no sentinel answers";
+                    }
+                    RedisServer master = master();
+                    long running = servers.stream().filter(RedisServer::isRunning).count();
+                    String connected = Resp.infoField(call(master, "INFO", "replication"), "connected_slaves");
+                    return Long.toString(running - 1).equals(connected) ? null
+                            : master + " has " + connected + " replicas of " + (running - 1);
+                });
     }
 
     /**
