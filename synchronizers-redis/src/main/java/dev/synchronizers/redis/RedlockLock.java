@@ -8,6 +8,7 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.quorum.Tally;
+import dev.synchronizers.redis.support.Disconnected;
 import dev.synchronizers.redis.script.AcquireReply;
 import dev.synchronizers.redis.script.LockPicture;
 import dev.synchronizers.redis.script.Script;
@@ -622,7 +623,7 @@ final class RedlockLock implements DistributedLock {
      */
     private CompletionStage<Long> release(RedlockNode node, Hold held, long deadline) {
         return sendRetried(node, "release of " + KIND + " '" + name + "'", () -> giveBackCommand(node, held.owner),
-                deadline, failure -> !Tally.refusedWhileDisconnected(failure) || held.mayHaveBeenOn(node.index()));
+                deadline, failure -> !Disconnected.isRefusal(failure) || held.mayHaveBeenOn(node.index()));
     }
 
     private void forget(long threadId, Hold hold) {

@@ -3,7 +3,6 @@ package dev.synchronizers.redis.quorum;
 import dev.synchronizers.redis.support.Disconnected;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -305,19 +304,10 @@ public final class Tally<T> {
             if (states[index] != FAILED) {
                 return false;
             }
-            return refusedWhileDisconnected((Throwable) replies[index]);
+            return Disconnected.isRefusal((Throwable) replies[index]);
         } finally {
             lock.unlock();
         }
-    }
-
-    /**
-     * Whether a call failed because the client refused it while disconnected, so it never ran:
-     * {@link Disconnected#isRefusal(Throwable)}, which also sees through
-     * {@link CompletionException}s.
-     */
-    public static boolean refusedWhileDisconnected(Throwable failure) {
-        return Disconnected.isRefusal(failure);
     }
 
     /** The failure of the lowest-numbered failed node, or {@code null} if none failed (yet). */

@@ -17,7 +17,7 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * Wakes waiting threads when a message arrives on the channel they wait on.
  *
- * <p>A message ({@link WakeupMessage}) is either {@value #EVERYONE}, which wakes every waiter of
+ * <p>A message ({@link WakeupMessage}) is either {@value WakeupMessage#RELEASED}, which wakes every waiter of
  * the channel in this client, or the owner string of one waiter, which wakes that waiter only: a
  * fair lock wakes its next waiter by name, not the herd. A message {@value #GRANTED}{@code <owner>}, or
  * {@value #GRANTED}{@code <owner>=<detail>}, also wakes one waiter by name, and tells it that what
@@ -57,15 +57,6 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Thread-safe. Messages are handled on the client's I/O thread, which only unparks threads.
  */
 public final class WakeupDispatcher implements AutoCloseable {
-
-    /** The message that wakes every waiter of a channel: {@link WakeupMessage#RELEASED}. */
-    public static final String EVERYONE = WakeupMessage.RELEASED;
-
-    /**
-     * The prefix of a message that names a waiter to whom Redis has handed what it waited for:
-     * {@link WakeupMessage#GRANTED_PREFIX}.
-     */
-    public static final String GRANTED = WakeupMessage.GRANTED_PREFIX;
 
     private final PubSubTransport transport;
     private final Duration timeout;
@@ -334,7 +325,7 @@ public final class WakeupDispatcher implements AutoCloseable {
      * Wakes the waiters of a channel in this client as a message would.
      *
      * @param channel the channel
-     * @param message {@link #EVERYONE}, the owner string of the one waiter to wake, or
+     * @param message {@link WakeupMessage#RELEASED}, the owner string of the one waiter to wake, or
      *     {@link #GRANTED} followed by the owner string of the one waiter served
      */
     public void wake(String channel, String message) {

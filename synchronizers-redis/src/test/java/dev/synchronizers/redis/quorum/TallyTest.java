@@ -333,16 +333,6 @@ class TallyTest {
     }
 
     @Test
-    void refusedWhileDisconnected_readsLettucesRefusal_throughCompletionExceptions() {
-        RedisException refused = new RedisException("Currently not connected. Commands are rejected.");
-        assertTrue(Tally.refusedWhileDisconnected(refused));
-        assertTrue(Tally.refusedWhileDisconnected(new CompletionException(new CompletionException(refused))));
-        assertFalse(Tally.refusedWhileDisconnected(new RedisException("Connection closed")));
-        assertFalse(Tally.refusedWhileDisconnected(new IllegalStateException(refused.getMessage())));
-        assertFalse(Tally.refusedWhileDisconnected(new RedisException((String) null)));
-    }
-
-    @Test
     void neverSent_onlyForAFailureRefusedWhileDisconnected() {
         replies.get(0).completeExceptionally(new RedisException("Currently not connected. Commands are rejected."));
         replies.get(1).completeExceptionally(new RedisException("Command timed out"));

@@ -50,7 +50,7 @@ class WakeupDispatcherTest {
             proxy.cutAll();
             // Published until one arrives: only a message sent after the re-subscription can.
             Await.until("a grant published after the reconnect arrives", () -> {
-                admin.publish("ch", WakeupDispatcher.GRANTED + "c:1=after");
+                admin.publish("ch", WakeupMessage.GRANTED_PREFIX + "c:1=after");
                 return first.granted() != null;
             });
             assertEquals("after", first.granted());
