@@ -114,8 +114,8 @@ final class Acquirer {
     }
 
     private final WakeupDispatcher wakeups;
-    /** Throws IllegalStateException once the client is closed. */
-    private final Runnable checkOpen;
+    /** The client: whether it is closed. */
+    private final ClientContext context;
     private final String channel;
     private final long recheckNanos;
     /** This client's waiters in arrival order, the first talking to Redis; null without a local queue. */
@@ -123,13 +123,12 @@ final class Acquirer {
     /** Counts the hand-overs this synchronizer's waiters receive. */
     private final SynchronizerMeters meters;
 
-    Acquirer(WakeupDispatcher wakeups, String channel, long recheckMillis, boolean localQueue, Runnable checkOpen,
-            SynchronizerMeters meters) {
-        this.wakeups = wakeups;
+    Acquirer(ClientContext context, String channel, boolean localQueue, SynchronizerMeters meters) {
+        this.context = context;
+        this.wakeups = context.wakeups;
         this.meters = meters;
-        this.checkOpen = checkOpen;
         this.channel = channel;
-        this.recheckNanos = TimeUnit.MILLISECONDS.toNanos(recheckMillis);
+        this.recheckNanos = TimeUnit.MILLISECONDS.toNanos(context.leaseMillis);
         this.line = localQueue ? new ConcurrentLinkedQueue<>() : null;
     }
 
@@ -162,7 +161,7 @@ final class Acquirer {
             } catch (RuntimeException e) {
                 // A first try may register the waiter (a queue place) even when its reply is lost.
                 step.done(false);
-                throw closedInstead(e);
+                throw context.unlessClosed(e);
             } catch (Error e) {
                 step.done(false);
                 throw e;
@@ -194,30 +193,13 @@ final class Acquirer {
                 acquired = handed.acquired();
                 return handed;
             }
-            throw closedInstead(e);
+            throw context.unlessClosed(e);
         } finally {
             if (node != null) {
                 leaveLine(node);
             }
             step.done(acquired);
         }
-    }
-
-    /**
-     * What a waiter whose step failed throws: the client's IllegalStateException if the client was
-     * closed meanwhile (closing it fails the calls in flight, which is what the step saw), with the
-     * step's failure as its cause; otherwise that failure.
-     */
-    private RuntimeException closedInstead(RuntimeException failure) {
-        try {
-            checkOpen.run();
-        } catch (IllegalStateException closed) {
-            if (closed != failure && closed.getCause() == null) {
-                closed.initCause(failure);
-            }
-            return closed;
-        }
-        return failure;
     }
 
     /**
@@ -264,7 +246,7 @@ final class Acquirer {
     private Attempt waitInRedis(Step step, Node node, String owner, Attempt first, long start, long timeoutNanos,
             boolean interruptible) throws InterruptedException {
         boolean interrupted = false;
-        checkOpen.run();
+        context.checkOpen();
         boolean registered = first != null && step.firstTryRegisters();
         try (WakeupDispatcher.Subscription subscription = registered
                 ? wakeups.subscribe(channel, owner, first.sentNanos())

@@ -4,14 +4,12 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
-import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.Deque;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,28 +17,20 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongPredicate;
 import java.util.function.Supplier;
 
 /**
- * What every synchronizer of one client shares: its id, its connection and scripts, the watchdog,
- * the wake-up dispatcher, the listeners and the configured durations.
+ * The client context of a client of one server (standalone, Sentinel, Cluster): besides what every
+ * client has ({@link ClientContext}), its connection and scripts, the watchdog, the replica
+ * acknowledgement and what a master switch needs.
  */
-final class Machinery {
+final class Machinery extends ClientContext {
 
-    final String clientId;
-    final String keyPrefix;
     final RedisClusterAsyncCommands<String, String> redis;
     final ScriptRegistry scripts;
     final Watchdog watchdog;
-    final WakeupDispatcher wakeups;
-    final LostHoldListeners listeners;
-    /** Where what happens is counted: {@link Recorder#NONE} without a meter registry. */
-    final Recorder metrics;
-    final long leaseMillis;
-    final Duration timeout;
     /** The replica acknowledgement every acquisition needs, or null. */
     final ReplicaAcks acks;
     /** With {@link #acks}: the side connection that carries the WAITs, and its script registry; else null. */
@@ -64,40 +54,24 @@ final class Machinery {
     private final AtomicInteger recentCount = new AtomicInteger();
     /** At most this many recent releases are kept; past it, the oldest are dropped (their holds then expire with their lease). */
     static final int RECENT_RELEASES = 4096;
-    private final AtomicBoolean closed;
     /** How often an acquisition paused by a switch in progress looks whether it is done. */
     private static final long SWITCH_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-    private final AtomicLong attempts = new AtomicLong();
     /** Threads in {@link #pauseAfterShortAcks}, woken by {@link #wakePauses}. */
     private final Set<Thread> pausing = ConcurrentHashMap.newKeySet();
-    /**
-     * Synchronizer objects with holds in this JVM, with how many, kept strongly reachable: the
-     * factory's cache holds them weakly, and a hold must find the same object on unlock() however
-     * it is reached.
-     */
-    private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
-
     Machinery(String clientId, String keyPrefix, RedisClusterAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
             LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, ReplicaAcks acks,
             RedisClusterAsyncCommands<String, String> acksRedis, ScriptRegistry acksScripts,
             LongPredicate fromCurrentMaster, boolean switchesMasters, AtomicBoolean closed) {
-        this.clientId = clientId;
-        this.keyPrefix = keyPrefix;
+        super("RedisSynchronizers", clientId, keyPrefix, wakeups, listeners, metrics, leaseMillis, timeout, closed);
         this.redis = redis;
         this.scripts = scripts;
         this.watchdog = watchdog;
-        this.wakeups = wakeups;
-        this.listeners = listeners;
-        this.metrics = metrics;
-        this.leaseMillis = leaseMillis;
-        this.timeout = timeout;
         this.acks = acks;
         this.acksRedis = acksRedis;
         this.acksScripts = acksScripts;
         this.fromCurrentMaster = fromCurrentMaster;
         this.recentReleases = switchesMasters ? new ConcurrentLinkedDeque<>() : null;
-        this.closed = closed;
     }
 
     /** A release sent at {@code sentNanos}, and how to send it again. */
@@ -145,40 +119,6 @@ final class Machinery {
                 recent.release().get();
             }
         }
-    }
-
-    /** Counts one more hold of {@code synchronizer}: it stays reachable until every hold is unpinned. */
-    void pin(Object synchronizer) {
-        pinned.merge(synchronizer, 1, Integer::sum);
-    }
-
-    /** Counts one hold of {@code synchronizer} less. */
-    void unpin(Object synchronizer) {
-        pinned.computeIfPresent(synchronizer, (key, count) -> count == 1 ? null : count - 1);
-    }
-
-    /** Returns how many synchronizer objects holds keep reachable, for leak checks. */
-    int pinnedCount() {
-        return pinned.size();
-    }
-
-    /** The owner string of the current thread: client id and thread id. */
-    String currentOwner() {
-        return Owner.ofThread(clientId, currentThreadId()).encode();
-    }
-
-    /**
-     * A name for one acquisition attempt of the current thread, unique in this client: the owner
-     * string and a sequence number. A semaphore waiter's grant is recorded under it, so no later
-     * attempt of the thread can take a grant meant for an earlier one.
-     */
-    String newAttempt() {
-        return Owner.ofAttempt(clientId, currentThreadId(), attempts.incrementAndGet()).encode();
-    }
-
-    @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; the id is the same.
-    static long currentThreadId() {
-        return Thread.currentThread().getId();
     }
 
     /**
@@ -329,38 +269,5 @@ final class Machinery {
      */
     void wakePauses() {
         pausing.forEach(LockSupport::unpark);
-    }
-
-    /** Waits for a reply within the command timeout; see {@link Replies#await}. */
-    <T> T await(CompletionStage<T> reply, String what) {
-        return Replies.await(reply, timeout, what);
-    }
-
-    /**
-     * Returns what a call that failed for want of Redis throws: {@link IllegalStateException} if
-     * the client was closed meanwhile (close() shuts the connections under a call in flight, and
-     * the caller must learn that the client is closed, as a waiter that sleeps does), with
-     * {@code failure} as its cause; otherwise {@code failure} itself.
-     *
-     * @param failure the call's failure
-     * @return the exception to throw
-     */
-    RuntimeException unlessClosed(SynchronizerUnavailableException failure) {
-        if (closed.get()) {
-            return new IllegalStateException("this RedisSynchronizers was closed while the call waited for Redis",
-                    failure);
-        }
-        return failure;
-    }
-
-    /**
-     * Throws if the client is closed.
-     *
-     * @throws IllegalStateException if {@link RedisSynchronizers#close()} was called
-     */
-    void checkOpen() {
-        if (closed.get()) {
-            throw new IllegalStateException("this RedisSynchronizers is closed");
-        }
     }
 }

@@ -35,8 +35,7 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
         this.keys = LatchKeys.of(machinery.keyPrefix, name);
         this.machinery = machinery;
         this.meters = machinery.metrics.synchronizer("latch", name);
-        this.acquirer = new Acquirer(machinery.wakeups, keys.wakeups(), machinery.leaseMillis, false,
-                machinery::checkOpen, meters);
+        this.acquirer = new Acquirer(machinery, keys.wakeups(), false, meters);
     }
 
     @Override

@@ -31,15 +31,19 @@ final class RedisReadWriteLock implements DistributedReadWriteLock {
     private final String name;
     private final RedisLock read;
     private final RedisLock write;
+    /** The read half's backend, which takes the picture of both halves. */
+    private final ServerLockBackend readBackend;
 
     RedisReadWriteLock(String name, Machinery machinery) {
         this.name = name;
         LockKeys keys = LockKeys.readWrite(machinery.keyPrefix, name);
-        this.read = new RedisLock(name, LockPolicy.READ, keys, machinery, this);
-        this.write = new RedisLock(name, LockPolicy.WRITE, keys, machinery, this);
+        this.readBackend = new ServerLockBackend(name, LockPolicy.READ, keys, machinery);
+        ServerLockBackend writeBackend = new ServerLockBackend(name, LockPolicy.WRITE, keys, machinery);
+        readBackend.pairWith(writeBackend);
+        writeBackend.pairWith(readBackend);
+        this.read = new RedisLock(readBackend, this);
+        this.write = new RedisLock(writeBackend, this);
         write.refuseUpgradeFrom(read);
-        read.pairWith(write);
-        write.pairWith(read);
     }
 
     @Override
@@ -60,7 +64,7 @@ final class RedisReadWriteLock implements DistributedReadWriteLock {
     /** One read-only script call; see {@link DistributedReadWriteLock#snapshot()}. */
     @Override
     public ReadWriteLockSnapshot snapshot() {
-        return read.readWriteSnapshot();
+        return readBackend.readWriteSnapshot();
     }
 
     /** Shows the name and what this JVM knows of both halves; makes no network call. */

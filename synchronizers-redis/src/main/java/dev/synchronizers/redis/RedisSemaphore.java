@@ -87,8 +87,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         this.keys = SemaphoreKeys.of(machinery.keyPrefix, name);
         this.machinery = machinery;
         this.meters = machinery.metrics.synchronizer(KIND, name);
-        this.acquirer = new Acquirer(machinery.wakeups, keys.wakeups(), machinery.leaseMillis, false,
-                machinery::checkOpen, meters);
+        this.acquirer = new Acquirer(machinery, keys.wakeups(), false, meters);
     }
 
     @Override

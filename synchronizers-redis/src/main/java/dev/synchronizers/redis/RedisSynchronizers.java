@@ -136,8 +136,8 @@ public final class RedisSynchronizers implements Synchronizers {
         // new master still has from before does not keep everyone out until its lease runs out.
         topology.onSwitch(machinery::resendRecentReleases);
         topology.onSwitch(machinery.watchdog::renewNow);
-        this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.NONFAIR, machinery));
-        this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.standalone(name, LockPolicy.FAIR, machinery));
+        this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.onServer(name, LockPolicy.NONFAIR, machinery));
+        this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.onServer(name, LockPolicy.FAIR, machinery));
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
         this.semaphores = Caffeine.newBuilder().weakValues().build(name -> new RedisSemaphore(name, machinery));
         this.latches = Caffeine.newBuilder().weakValues().build(name -> new RedisCountDownLatch(name, machinery));

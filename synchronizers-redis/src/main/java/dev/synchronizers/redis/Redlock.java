@@ -16,16 +16,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,15 +81,15 @@ public final class Redlock implements AutoCloseable {
     public static final int MIN_NODES = 3;
 
     final String clientId;
-    final String keyPrefix;
     final List<RedlockNode> nodes;
     final int quorum;
-    final long leaseMillis;
+    private final long leaseMillis;
     final double clockDriftFactor;
-    final Duration timeout;
-    final WakeupDispatcher wakeups;
-    final LostHoldListeners listeners;
-    final Recorder metrics;
+    private final Duration timeout;
+    private final WakeupDispatcher wakeups;
+    private final Recorder metrics;
+    /** What this client's locks share with every other client's synchronizers. */
+    private final ClientContext context;
     /**
      * The client's own thread: lost-hold listeners without an executor, and the wake-up chores of
      * every tick. Not a node's watchdog thread, which waits out its node's replies in each tick: a
@@ -100,13 +97,10 @@ public final class Redlock implements AutoCloseable {
      */
     private final ScheduledThreadPoolExecutor events;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicLong attempts = new AtomicLong();
-    private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
-    private final LoadingCache<String, RedlockLock> locks;
+    private final LoadingCache<String, RedisLock> locks;
 
     private Redlock(Builder builder, List<RedisURI> uris) {
         this.clientId = UUID.randomUUID().toString();
-        this.keyPrefix = builder.keyPrefix;
         this.leaseMillis = builder.lease.toMillis();
         this.clockDriftFactor = builder.clockDriftFactor;
         this.timeout = builder.commandTimeout;
@@ -158,9 +152,11 @@ public final class Redlock implements AutoCloseable {
                     ? registration
                     : new LostHoldListeners.Registration(registration.listener(), events));
         }
-        this.listeners = new LostHoldListeners(registrations, metrics);
+        this.context = new ClientContext("Redlock", clientId, builder.keyPrefix, wakeups,
+                new LostHoldListeners(registrations, metrics), metrics, leaseMillis, timeout, closed);
         metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
-        this.locks = Caffeine.newBuilder().weakValues().build(name -> new RedlockLock(name, this));
+        this.locks = Caffeine.newBuilder().weakValues()
+                .build(name -> new RedisLock(new QuorumLockBackend(name, this, context), null));
     }
 
     /**
@@ -204,7 +200,7 @@ public final class Redlock implements AutoCloseable {
         if (name.isEmpty()) {
             throw new IllegalArgumentException("name must not be empty");
         }
-        checkOpen();
+        context.checkOpen();
         return locks.get(name);
     }
 
@@ -298,22 +294,9 @@ public final class Redlock implements AutoCloseable {
         return (long) Math.ceil(millis * clockDriftFactor) + 2;
     }
 
-    /** The owner string of one acquisition attempt of the current thread: unique in this client. */
-    String newAttemptOwner() {
-        return Owner.ofAttempt(clientId, Machinery.currentThreadId(), attempts.incrementAndGet()).encode();
-    }
-
-    void pin(Object lock) {
-        pinned.merge(lock, 1, Integer::sum);
-    }
-
-    void unpin(Object lock) {
-        pinned.computeIfPresent(lock, (key, count) -> count == 1 ? null : count - 1);
-    }
-
     /** How many lock objects holds keep reachable, for leak checks. */
     int pinnedCount() {
-        return pinned.size();
+        return context.pinnedCount();
     }
 
     /** Holds the nodes' watchdogs track, summed over the nodes: one lease per node per hold. */
@@ -337,11 +320,6 @@ public final class Redlock implements AutoCloseable {
         chores();
     }
 
-    void checkOpen() {
-        if (closed.get()) {
-            throw new IllegalStateException("this Redlock is closed");
-        }
-    }
 
     /** A builder of a {@link Redlock} client. Not thread-safe. */
     public static final class Builder {

@@ -371,7 +371,7 @@ class RedisLockTest {
     }
 
     /**
-     * Hand-overs within a client stop after {@link RedisLock#MAX_LOCAL_STREAK} in a row while a
+     * Hand-overs within a client stop after {@link ServerLockBackend#MAX_LOCAL_STREAK} in a row while a
      * waiter of another client is marked: client A's threads take the lock one after the other,
      * each handed it by the one before (no message), and the unlock after the streak releases
      * and tells every waiter (a message), so that client B's waiter gets its chance.
@@ -389,7 +389,7 @@ class RedisLockTest {
             return true;
         });
         Await.until("client B's waiter sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(other.thread()));
-        int streak = RedisLock.MAX_LOCAL_STREAK;
+        int streak = ServerLockBackend.MAX_LOCAL_STREAK;
         List<CountDownLatch> releases = new ArrayList<>();
         List<Background<Void>> neighbours = new ArrayList<>();
         Runnable unlockPrevious = lockA::unlock;

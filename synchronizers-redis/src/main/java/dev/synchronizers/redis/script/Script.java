@@ -31,7 +31,7 @@ import io.lettuce.core.ScriptOutputType;
  * </ul>
  */
 public enum Script {
-    /** Safe when overtaken: a late grant is released by token (RedisLock) or given back by attempt (RedlockLock). */
+    /** Safe when overtaken: a late grant is released by token (RedisLock) or given back by attempt (QuorumLockBackend). */
     LOCK_ACQUIRE("lock-acquire.lua", 2, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: as {@link #LOCK_ACQUIRE}; a late waiting mark costs one wake-up at most. */
     LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 2, 4, ScriptOutputType.MULTI, Sending.BY_SHA),

@@ -643,7 +643,7 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /** One registered hold's lease. Identity is object identity. */
-    public static final class Lease {
+    public static final class Lease implements HoldLease {
         private static final Object RELEASED = new Object();
 
         final Script renewScript;
@@ -687,40 +687,22 @@ public final class Watchdog implements AutoCloseable {
             }
         }
 
-        /**
-         * Returns when, by {@link System#nanoTime()}, the lease was last known to run a full lease
-         * from: the registration's {@code sentNanos}, then the start of each tick that renewed it.
-         *
-         * @return the start of the lease as last renewed
-         */
+        @Override
         public long renewedNanos() {
             return renewedNanos;
         }
 
-        /**
-         * Returns the fixed lease in milliseconds, or 0 for a renewed one.
-         *
-         * @return the fixed lease
-         */
+        @Override
         public long fixedMillis() {
             return fixedLeaseMillis;
         }
 
-        /**
-         * Tells whether this is a fixed lease, which the watchdog does not renew.
-         *
-         * @return true for a fixed lease
-         */
+        @Override
         public boolean fixed() {
             return fixedLeaseMillis > 0;
         }
 
-        /**
-         * Tells whether the lease is known to be over: lost, or a fixed lease past its end by the
-         * local clock (which the watchdog may not have noticed yet).
-         *
-         * @return the reason it is over, or null while it is believed held (or was released)
-         */
+        @Override
         public LostHold.Cause endedBecause() {
             if (state.get() instanceof LostHold.Cause cause) {
                 return cause;

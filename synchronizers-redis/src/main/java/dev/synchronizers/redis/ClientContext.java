@@ -1,0 +1,136 @@
+package dev.synchronizers.redis;
+
+import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.support.Replies;
+import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What every synchronizer of one client shares, whichever entry point built it
+ * ({@link RedisSynchronizers} or {@link Redlock}): the client's id and key prefix, its lease and
+ * command timeout, its wake-ups, listeners and metrics, the owner strings of its threads, the
+ * synchronizers its holds keep reachable, and whether it is open.
+ *
+ * <p>A client of one server (standalone, Sentinel, Cluster) extends it with its connection and
+ * watchdog ({@link Machinery}); a Redlock client uses it as it is, its nodes being its backend's.
+ */
+class ClientContext {
+
+    final String clientId;
+    final String keyPrefix;
+    final WakeupDispatcher wakeups;
+    final LostHoldListeners listeners;
+    /** Where what happens is counted: {@link Recorder#NONE} without a meter registry. */
+    final Recorder metrics;
+    final long leaseMillis;
+    final Duration timeout;
+    /** The public type's name, for the messages of a closed client. */
+    private final String clientName;
+    private final AtomicBoolean closed;
+    private final AtomicLong attempts = new AtomicLong();
+    /**
+     * Synchronizer objects with holds in this JVM, with how many, kept strongly reachable: the
+     * factory's cache holds them weakly, and a hold must find the same object on unlock() however
+     * it is reached.
+     */
+    private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
+
+    ClientContext(String clientName, String clientId, String keyPrefix, WakeupDispatcher wakeups,
+            LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, AtomicBoolean closed) {
+        this.clientName = clientName;
+        this.clientId = clientId;
+        this.keyPrefix = keyPrefix;
+        this.wakeups = wakeups;
+        this.listeners = listeners;
+        this.metrics = metrics;
+        this.leaseMillis = leaseMillis;
+        this.timeout = timeout;
+        this.closed = closed;
+    }
+
+    /** Counts one more hold of {@code synchronizer}: it stays reachable until every hold is unpinned. */
+    final void pin(Object synchronizer) {
+        pinned.merge(synchronizer, 1, Integer::sum);
+    }
+
+    /** Counts one hold of {@code synchronizer} less. */
+    final void unpin(Object synchronizer) {
+        pinned.computeIfPresent(synchronizer, (key, count) -> count == 1 ? null : count - 1);
+    }
+
+    /** Returns how many synchronizer objects holds keep reachable, for leak checks. */
+    final int pinnedCount() {
+        return pinned.size();
+    }
+
+    /** The owner string of the current thread: client id and thread id. */
+    final String currentOwner() {
+        return Owner.ofThread(clientId, currentThreadId()).encode();
+    }
+
+    /**
+     * A name for one acquisition attempt of the current thread, unique in this client: the owner
+     * string and a sequence number. A grant recorded under it (a semaphore waiter's, a Redlock
+     * attempt's) can never be taken or given back by another attempt of the thread.
+     */
+    final String newAttempt() {
+        return Owner.ofAttempt(clientId, currentThreadId(), attempts.incrementAndGet()).encode();
+    }
+
+    @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; the id is the same.
+    static long currentThreadId() {
+        return Thread.currentThread().getId();
+    }
+
+    /** Waits for a reply within the command timeout; see {@link Replies#await}. */
+    final <T> T await(CompletionStage<T> reply, String what) {
+        return Replies.await(reply, timeout, what);
+    }
+
+    /**
+     * Returns what a call that failed, for want of Redis or because a waiter's step failed, throws:
+     * {@link IllegalStateException} if the client was closed meanwhile (close() shuts the
+     * connections under a call in flight, and the caller must learn that the client is closed, as
+     * a waiter that sleeps does), with {@code failure} as its cause; otherwise {@code failure} itself.
+     *
+     * @param failure the call's failure
+     * @return the exception to throw
+     */
+    final RuntimeException unlessClosed(RuntimeException failure) {
+        if (closed.get() && !(failure instanceof Closed)) {
+            return new IllegalStateException("this " + clientName + " was closed while the call waited for Redis",
+                    failure);
+        }
+        return failure;
+    }
+
+    /** Whether {@code close()} was called. */
+    final boolean isClosed() {
+        return closed.get();
+    }
+
+    /**
+     * Throws if the client is closed.
+     *
+     * @throws IllegalStateException if the client's {@code close()} was called
+     */
+    final void checkOpen() {
+        if (closed.get()) {
+            throw new Closed("this " + clientName + " is closed");
+        }
+    }
+
+    /** What {@link #checkOpen()} throws: to callers, an {@link IllegalStateException} like any other. */
+    private static final class Closed extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        Closed(String message) {
+            super(message);
+        }
+    }
+}

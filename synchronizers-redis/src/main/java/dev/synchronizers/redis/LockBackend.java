@@ -1,0 +1,139 @@
+package dev.synchronizers.redis;
+
+import dev.synchronizers.LockSnapshot;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.redis.metrics.SynchronizerMeters;
+import dev.synchronizers.redis.watchdog.HoldLease;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The Redis side of one lock, below its {@code java.util.concurrent} facade ({@link RedisLock}):
+ * how a thread's acquisition, release and force reach the servers, and what they answer to the
+ * queries. Two kinds: one server, whatever its topology ({@link ServerLockBackend}: standalone,
+ * Sentinel, Cluster), and a quorum of independent servers ({@link QuorumLockBackend}: Redlock).
+ *
+ * <p>A backend owns what the facade and it share of one lock in this client: this JVM's holds
+ * ({@link Holds}, which only the facade adds to) and the waiters' line ({@link Acquirer}). The
+ * facade does the argument checks, re-entry, the lost-hold errors and pinning; it comes here only
+ * for a fresh acquisition (hold count 0 to 1), the last release, and what only Redis knows.
+ */
+abstract class LockBackend {
+
+    final String name;
+    /** What the lock is called in messages, metrics and lost-hold reports, e.g. "fair lock". */
+    final String kind;
+    final LockKeys keys;
+    final ClientContext context;
+    final Holds holds = new Holds();
+    final Acquirer acquirer;
+    final SynchronizerMeters meters;
+
+    LockBackend(String name, String kind, LockKeys keys, ClientContext context, boolean localQueue) {
+        this.name = name;
+        this.kind = kind;
+        this.keys = keys;
+        this.context = context;
+        this.meters = context.metrics.synchronizer(kind.replace(' ', '_'), name);
+        this.acquirer = new Acquirer(context, keys.wakeups(), localQueue, meters);
+    }
+
+    /** What an acquisition got: the hold's owner string and token in Redis, and how to lease it. */
+    interface Grant {
+        String owner();
+
+        long token();
+
+        /**
+         * Starts keeping the hold's lease (renewed, or fixed) now that the facade has booked it.
+         *
+         * @param onLost told once, on a watchdog's thread, if the hold ends other than by its release
+         * @return the lease
+         */
+        HoldLease start(Consumer<LostHold.Cause> onLost);
+    }
+
+    /**
+     * Checks a caller's fixed lease and returns it in milliseconds (see
+     * {@link RedisLock#leaseMillis}); a backend may refuse more.
+     *
+     * @throws NullPointerException if {@code unit} is null
+     * @throws IllegalArgumentException if the lease is out of range for this backend
+     */
+    long fixedLeaseMillis(long leaseTime, TimeUnit unit) {
+        return RedisLock.leaseMillis(leaseTime, unit);
+    }
+
+    /**
+     * Waits for the lock in Redis for the current thread, which holds it nowhere in this JVM, and
+     * has the facade book what it got ({@code book}) before the acquisition counts as over: a
+     * follow-up of this backend that must not touch a hold of the thread sees it either acquiring
+     * or holding.
+     *
+     * @param barging whether this is the untimed {@code tryLock()}, which may take the lock ahead of
+     *     a queue
+     * @param timeoutNanos {@link Acquirer#FOREVER}, or how long to wait (zero or less: one try)
+     * @param fixedLeaseMillis the lease the caller chose, or 0 for a renewed hold
+     * @param book books the grant as the thread's hold; called once, on this thread, if acquired
+     * @return whether it acquired
+     * @throws InterruptedException if {@code interruptible} and interrupted
+     * @throws dev.synchronizers.SynchronizerUnavailableException if Redis does not answer
+     */
+    abstract boolean acquire(long threadId, boolean barging, long timeoutNanos, boolean interruptible,
+            long fixedLeaseMillis, Consumer<Grant> book) throws InterruptedException;
+
+    /**
+     * Stops keeping a lease because its hold is over by its owner's doing (released, or a fixed
+     * lease that ran out and is taken afresh).
+     *
+     * @return true if the hold was still believed held; false if it had ended as lost
+     */
+    abstract boolean endLease(HoldLease lease);
+
+    /**
+     * Called by {@code unlock()} of a hold known lost, for what Redis may still have of it.
+     *
+     * @param cause why it was lost
+     */
+    void unlockedLost(Holds.Hold held, LostHold.Cause cause) {
+    }
+
+    /**
+     * Ends {@code held} in Redis, its lease already ended by {@link #endLease}, and tells this
+     * client's waiters.
+     *
+     * @return null if it was released; otherwise why Redis no longer had it
+     * @throws dev.synchronizers.SynchronizerUnavailableException if Redis does not answer (the
+     *     release is retried in the background while the lease lasts)
+     */
+    abstract LostHold.Cause release(long threadId, Holds.Hold held);
+
+    /** See {@link dev.synchronizers.DistributedLock#forceUnlock()}. */
+    abstract boolean forceUnlock();
+
+    /** See {@link dev.synchronizers.DistributedLock#isLocked()}. */
+    abstract boolean isLocked();
+
+    /** See {@link dev.synchronizers.DistributedLock#snapshot()}. */
+    abstract LockSnapshot snapshot();
+
+    /**
+     * A holder a snapshot found, from its owner string: this client's own hold of a thread says
+     * whether it is renewed ({@code same} tells whether the entry is that hold); any other is unknown.
+     */
+    final LockSnapshot.Holder holder(String owner, long token, long leaseRemainingMillis,
+            java.util.function.Predicate<Holds.Hold> same) {
+        String clientId = Owner.clientOf(owner);
+        // -1: an owner another program wrote, with no thread id to show.
+        long threadId = Owner.tryParse(owner).map(Owner::threadId).orElse(-1L);
+        LockSnapshot.Renewal renewal = clientId.equals(context.clientId)
+                ? holds.renewalOf(threadId, same)
+                : LockSnapshot.Renewal.UNKNOWN;
+        return new LockSnapshot.Holder(clientId, threadId, token, leaseRemainingMillis, renewal);
+    }
+
+    /** What {@code toString()} says of the backend after the lock's kind and name, e.g. its nodes. */
+    String describe() {
+        return "";
+    }
+}

@@ -1,0 +1,537 @@
+package dev.synchronizers.redis;
+
+import dev.synchronizers.LockSnapshot;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.quorum.QuorumLease;
+import dev.synchronizers.redis.quorum.Tally;
+import dev.synchronizers.redis.script.AcquireReply;
+import dev.synchronizers.redis.script.LockPicture;
+import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.support.Disconnected;
+import dev.synchronizers.redis.support.Replies;
+import dev.synchronizers.redis.watchdog.HoldLease;
+import dev.synchronizers.redis.watchdog.Watchdog;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+
+/**
+ * The backend of a {@link Redlock}'s lock: held while a quorum of its nodes hold it. See
+ * {@link Redlock} for the protocol and the project's semantics document for why its fencing tokens
+ * increase. The per-node leases and the rule that makes them one hold are {@link QuorumLease}'s;
+ * the counting of the nodes' replies is {@link Tally}'s.
+ *
+ * <p>Every attempt has an owner string of its own ({@code <client-id>:<thread-id>:<attempt>}), so
+ * a give-back or release by owner can never end another acquisition's hold, whatever order late
+ * replies and retries arrive in. This client's waiters queue locally, and only the first of them
+ * asks the nodes.
+ */
+final class QuorumLockBackend extends LockBackend {
+
+    static final String KIND = "redlock";
+
+    /** The longest random back-off after an attempt that got some grants but not a quorum. */
+    private static final int MAX_BACKOFF_MILLIS = 30;
+
+    private final Redlock redlock;
+
+    QuorumLockBackend(String name, Redlock redlock, ClientContext context) {
+        super(name, KIND, LockKeys.redlock(context.keyPrefix, name), context, true);
+        this.redlock = redlock;
+    }
+
+    /**
+     * Checks a caller's fixed lease: also refuses one the drift allowance
+     * ({@code leaseTime × clockDriftFactor + 2 ms}) eats half of or more, which could never be
+     * acquired in time (every attempt would be given back, and lock() would try for ever).
+     */
+    @Override
+    long fixedLeaseMillis(long leaseTime, TimeUnit unit) {
+        long millis = RedisLock.leaseMillis(leaseTime, unit);
+        if (redlock.driftMillis(millis) >= millis / 2) {
+            throw new IllegalArgumentException("leaseTime too short for a Redlock: " + leaseTime + " " + unit
+                    + "; the drift allowance (lease × clockDriftFactor + 2 ms) must be under half of it");
+        }
+        return millis;
+    }
+
+    @Override
+    String describe() {
+        return ", " + redlock.nodes.size() + " nodes";
+    }
+
+    /* --------------- acquire --------------- */
+
+    /** Waits for a quorum of the nodes and books the hold. */
+    @Override
+    boolean acquire(long threadId, boolean barging, long timeoutNanos, boolean interruptible, long fixedLeaseMillis,
+            Consumer<Grant> book) throws InterruptedException {
+        Waiter waiter = new Waiter(fixedLeaseMillis);
+        String threadOwner = Owner.ofThread(context.clientId, threadId).encode();
+        Attempt attempt = acquirer.acquire(waiter, threadOwner, timeoutNanos, interruptible);
+        if (!attempt.acquired()) {
+            return false;
+        }
+        Won won = waiter.won;
+        book.accept(new Grant() {
+            @Override
+            public String owner() {
+                return won.owner;
+            }
+
+            @Override
+            public long token() {
+                return won.token;
+            }
+
+            @Override
+            public HoldLease start(Consumer<LostHold.Cause> onLost) {
+                won.lease.start(onLost);
+                return won.lease;
+            }
+        });
+        return true;
+    }
+
+    /** One waiter's attempts: each one a quorum round on every node. */
+    private final class Waiter implements Acquirer.Step {
+        private final long fixedLeaseMillis;
+        /** The winning attempt, set by the attempt that acquired. */
+        private Won won;
+        /** {@link System#nanoTime()} before which the next attempt may not start (after a split). */
+        private long notBeforeNanos = System.nanoTime();
+
+        Waiter(long fixedLeaseMillis) {
+            this.fixedLeaseMillis = fixedLeaseMillis;
+        }
+
+        @Override
+        public Attempt attempt(boolean subscribed) {
+            return tryNodes(subscribed, fixedLeaseMillis, this);
+        }
+
+        /**
+         * Notes that this waiter's last attempt got some nodes but not a quorum: other acquirers
+         * got the rest, and they all gave back. Its next attempt waits a random moment first, even
+         * if woken at once (their give-backs wake every waiter), so that the same acquirers do not
+         * split the nodes again and again.
+         */
+        void split() {
+            notBeforeNanos = System.nanoTime()
+                    + TimeUnit.MILLISECONDS.toNanos(1 + ThreadLocalRandom.current().nextInt(MAX_BACKOFF_MILLIS));
+        }
+
+        /** Waits out the random moment after a split, if any; keeps an interrupt for the caller. */
+        void backOffAfterSplit() {
+            long left;
+            while ((left = notBeforeNanos - System.nanoTime()) > 0) {
+                LockSupport.parkNanos(this, left);
+                if (Thread.currentThread().isInterrupted()) {
+                    break;
+                }
+            }
+            notBeforeNanos = System.nanoTime();
+        }
+
+        @Override
+        public boolean heldLocally() {
+            return holds.anyLive();
+        }
+    }
+
+    /** What the winning attempt got: its owner string, settled token, and the hold's lease to start. */
+    private record Won(String owner, long token, QuorumLease lease) {
+    }
+
+    /**
+     * One attempt: the lock script on every node, then, with grants from a quorum, the settled
+     * token (the largest proposal) written back to every node that granted or did not answer; it
+     * is a hold once a quorum confirmed that they still hold the grant under that token. Whatever
+     * does not end in a hold is given back on every node that did not refuse, including those whose
+     * reply did not come.
+     *
+     * @throws SynchronizerUnavailableException if fewer than a quorum of nodes answered
+     * @throws IllegalStateException if the client is closed
+     */
+    private Attempt tryNodes(boolean subscribed, long fixedLeaseMillis, Waiter waiter) {
+        // A waiter woken by close() fails here, rather than trying once more and sleeping again.
+        context.checkOpen();
+        waiter.backOffAfterSplit();
+        List<RedlockNode> nodes = redlock.nodes;
+        int quorum = redlock.quorum;
+        long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : context.leaseMillis;
+        long validNanos = TimeUnit.MILLISECONDS.toNanos(leaseMillis - redlock.driftMillis(leaseMillis));
+        String owner = context.newAttempt();
+        Script script = subscribed ? Script.LOCK_ACQUIRE_WAITING : Script.LOCK_ACQUIRE;
+        String[] args = subscribed
+                ? new String[] {owner, Long.toString(leaseMillis), Integer.toString(Math.max(1, acquirer.localWaiters())),
+                        Long.toString(context.timeout.toMillis())}
+                : new String[] {owner, Long.toString(leaseMillis)};
+        long sent = System.nanoTime();
+        Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum,
+                reply -> AcquireReply.of(script, reply).acquired());
+        for (RedlockNode node : nodes) {
+            grants.watch(node.index(), node.scripts().run(script, keys.keysFor(script), args));
+        }
+        grants.await(sent + context.timeout.toNanos());
+        if (grants.yes() < quorum) {
+            giveBack(owner, grants, leaseMillis);
+            if (grants.answered() < quorum) {
+                throw unavailable("acquire", grants);
+            }
+            if (grants.yes() > 0) {
+                waiter.split();
+            }
+            return new Attempt(false, -1, backOff(script, grants), sent);
+        }
+        long token = 0;
+        for (int i = 0; i < nodes.size(); i++) {
+            if (grants.isYes(i)) {
+                token = Math.max(token, AcquireReply.of(script, grants.reply(i)).token());
+            }
+        }
+        // Written back to every node that may hold the grant, those that proposed the token included:
+        // a grant can end while the attempt is in flight (forced, or its lease cut short by a clock
+        // that jumped ahead), so a node counts only once it confirms that it still holds the grant
+        // under the settled token, and the hold counts only once a quorum confirmed.
+        Tally<Long> settled = new Tally<>(nodes.size(), quorum, reply -> reply == 1L);
+        for (RedlockNode node : nodes) {
+            int i = node.index();
+            if (grants.isYes(i) || grants.isPending(i)) {
+                settled.watch(i, node.scripts().run(Script.REDLOCK_SETTLE, keys.keysFor(Script.REDLOCK_SETTLE),
+                        owner, Long.toString(token)));
+            } else {
+                settled.skip(i);
+            }
+        }
+        settled.await(Math.min(sent + context.timeout.toNanos(), sent + validNanos));
+        long elapsed = System.nanoTime() - sent;
+        if (settled.yes() < quorum || elapsed >= validNanos) {
+            // Too slow, or a quorum did not confirm: not a hold whose token is safe.
+            giveBack(owner, grants, leaseMillis);
+            waiter.split();
+            return new Attempt(false, -1, backOff(script, grants), sent);
+        }
+        boolean[] confirmed = new boolean[nodes.size()];
+        for (int i = 0; i < confirmed.length; i++) {
+            confirmed[i] = settled.isYes(i);
+        }
+        QuorumLease lease = new QuorumLease(new NodesOf(owner, token), fixedLeaseMillis, sent, confirmed);
+        for (RedlockNode node : nodes) {
+            // A confirmation that comes after the decision counts from when the attempt was sent.
+            int i = node.index();
+            if (settled.isPending(i)) {
+                settled.onYes(i, () -> lease.lateGrant(i));
+            }
+        }
+        waiter.won = new Won(owner, token, lease);
+        return new Attempt(true, token, 0, sent);
+    }
+
+    /**
+     * How long a failed attempt sleeps unless woken: until the earliest holder's lease on a node
+     * that refused can run out, and only a short random back-off if this attempt itself held some
+     * nodes (two acquirers that split the nodes must not meet again at once).
+     */
+    private long backOff(Script script, Tally<List<Object>> grants) {
+        long ttl = -1;
+        for (int i = 0; i < redlock.nodes.size(); i++) {
+            if (grants.isNo(i)) {
+                long pttl = AcquireReply.of(script, grants.reply(i)).waitMillis();
+                if (pttl >= 0) {
+                    ttl = ttl < 0 ? pttl : Math.min(ttl, pttl);
+                }
+            }
+        }
+        if (grants.yes() > 0) {
+            long random = 1 + ThreadLocalRandom.current().nextInt(MAX_BACKOFF_MILLIS);
+            ttl = ttl < 0 ? random : Math.min(ttl, random);
+        }
+        return ttl;
+    }
+
+    /**
+     * Gives back an attempt's grants on every node that did not refuse it: those that granted, and
+     * those whose reply did not come. On a node still pending, the give-back usually runs after the
+     * acquire on the same connection and ends a late grant; but an acquire that met NOSCRIPT there
+     * is sent again only when that answer arrives, after the give-back, so a grant whose reply
+     * comes after the give-back was sent is given back again, and so is one whose reply never
+     * comes (it may have run). A node that cannot be told now is retried while the lease lasts.
+     */
+    private void giveBack(String owner, Tally<?> sent, long leaseMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+        for (RedlockNode node : redlock.nodes) {
+            // Not where it was refused, nor where the acquire never left this client (refused
+            // while the node's connection was down): nothing can be held there.
+            int index = node.index();
+            if (!sent.isNo(index) && !sent.neverSent(index)) {
+                boolean pending = sent.isPending(index);
+                giveBackOn(node, owner, deadline);
+                if (pending) {
+                    // Also when the late reply is a failure: the acquire sent again after NOSCRIPT
+                    // may have run after the give-back, its reply lost.
+                    sent.onYesOrFailed(index, () -> giveBackOn(node, owner, deadline));
+                }
+            }
+        }
+    }
+
+    private void giveBackOn(RedlockNode node, String owner, long deadline) {
+        context.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
+        sendRetried(node, "give back " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner), deadline,
+                failure -> true);
+    }
+
+    private CompletionStage<Long> giveBackCommand(RedlockNode node, String owner) {
+        return node.scripts().run(Script.LOCK_GIVE_BACK, keys.keysFor(Script.LOCK_GIVE_BACK), owner);
+    }
+
+    /**
+     * Sends a follow-up; if the node does not take it and the failure is {@code worthRetrying}, its
+     * watchdog retries it until {@code deadline}.
+     *
+     * @return the first sending's reply
+     */
+    private <T> CompletionStage<T> sendRetried(RedlockNode node, String what,
+            Supplier<CompletionStage<T>> command, long deadline, Predicate<Throwable> worthRetrying) {
+        CompletionStage<T> reply = command.get();
+        reply.whenComplete((ok, failure) -> {
+            if (failure != null && worthRetrying.test(failure)) {
+                context.metrics.followUp(Recorder.FollowUp.RETRY);
+                node.watchdog().retryUntil(what, command::get, deadline);
+            }
+        });
+        return reply;
+    }
+
+    /** The nodes as the lease of one hold (by its attempt's owner string) uses them. */
+    private final class NodesOf implements QuorumLease.Nodes {
+        private final String owner;
+        private final long token;
+
+        NodesOf(String owner, long token) {
+            this.owner = owner;
+            this.token = token;
+        }
+
+        @Override
+        public int size() {
+            return redlock.nodes.size();
+        }
+
+        @Override
+        public int quorum() {
+            return redlock.quorum;
+        }
+
+        @Override
+        public long leaseMillis() {
+            return context.leaseMillis;
+        }
+
+        @Override
+        public long driftMillis(long millis) {
+            return redlock.driftMillis(millis);
+        }
+
+        @Override
+        public HoldLease keep(int index, long fixedMillis, long startNanos, Thread owningThread,
+                Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
+            Watchdog watchdog = redlock.nodes.get(index).watchdog();
+            String[] keys = QuorumLockBackend.this.keys.keysFor(Script.REDLOCK_RENEW);
+            String[] args = {owner, Long.toString(token)};
+            return fixedMillis > 0
+                    ? watchdog.register(Script.REDLOCK_RENEW, keys, args, fixedMillis, startNanos, onLost)
+                    : watchdog.registerFor(Script.REDLOCK_RENEW, keys, args, startNanos, owningThread, onLost, takeBack);
+        }
+
+        @Override
+        public void stopKeeping(int index, HoldLease lease) {
+            redlock.nodes.get(index).watchdog().unregister((Watchdog.Lease) lease);
+        }
+
+        @Override
+        public CompletionStage<Long> release(int index, long deadlineNanos, boolean giveBack,
+                BooleanSupplier mayHaveHeld) {
+            if (giveBack) {
+                context.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
+            }
+            RedlockNode node = redlock.nodes.get(index);
+            return sendRetried(node, "release of " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner),
+                    deadlineNanos, failure -> !Disconnected.isRefusal(failure) || mayHaveHeld.getAsBoolean());
+        }
+    }
+
+    /* --------------- release --------------- */
+
+    @Override
+    boolean endLease(HoldLease lease) {
+        return ((QuorumLease) lease).release();
+    }
+
+    /**
+     * Releases on every node at once; a node that cannot be told now is told when it is back,
+     * while the lease lasts. Released once a quorum answered that they had the hold, or, with the
+     * nodes that did not answer but had the hold by the local clock when unlock() began, a quorum
+     * had it to the end.
+     */
+    @Override
+    LostHold.Cause release(long threadId, Holds.Hold held) {
+        QuorumLease lease = (QuorumLease) held.lease;
+        boolean[] valid = lease.validAtRelease();
+        List<RedlockNode> nodes = redlock.nodes;
+        Tally<Long> released = new Tally<>(nodes.size(), redlock.quorum, reply -> reply == 1L);
+        for (RedlockNode node : nodes) {
+            released.watch(node.index(), lease.releaseOn(node.index()));
+        }
+        released.await(System.nanoTime() + context.timeout.toNanos());
+        acquirer.wakeHead();
+        if (released.yes() >= redlock.quorum) {
+            return null;
+        }
+        if (released.answered() < redlock.quorum) {
+            throw unavailable("release (the hold was dropped locally; the release is retried on every node until its"
+                    + " lease ends)", released);
+        }
+        int validUnanswered = 0;
+        for (int i = 0; i < valid.length; i++) {
+            if (valid[i] && released.isUnanswered(i)) {
+                validUnanswered++;
+            }
+        }
+        if (released.yes() + validUnanswered >= redlock.quorum) {
+            // A quorum answered, and with the nodes that did not, which had the hold by the local
+            // clock when unlock() began, it had the hold to the end: released where reachable, and
+            // retried on the others.
+            return null;
+        }
+        // A quorum answered, and even counting the nodes that did not but still had it by the
+        // local clock, fewer than a quorum had the hold (a holder paused past its validity, a
+        // fixed lease over): it may have been lost before unlock().
+        return lease.fixed() && lease.expiredByClock() ? LostHold.Cause.LEASE_EXPIRED : LostHold.Cause.GONE;
+    }
+
+    @Override
+    boolean forceUnlock() {
+        // Only holds taken before the force can be its victims.
+        List<Holds.Hold> before = holds.snapshot();
+        Tally<Long> released = new Tally<>(redlock.nodes.size(), redlock.nodes.size(), reply -> reply == 1L);
+        String fence = Long.toString(2 * context.leaseMillis);
+        for (RedlockNode node : redlock.nodes) {
+            released.watch(node.index(), node.scripts().run(Script.REDLOCK_FORCE_UNLOCK,
+                    keys.keysFor(Script.REDLOCK_FORCE_UNLOCK), fence));
+        }
+        released.await(System.nanoTime() + context.timeout.toNanos());
+        if (released.answered() < redlock.quorum) {
+            throw unavailable("force-unlock", released);
+        }
+        // This client's own holders learn at once; other clients' at their watchdogs' next ticks.
+        for (Holds.Hold held : before) {
+            ((QuorumLease) held.lease).declareLost(LostHold.Cause.GONE);
+        }
+        acquirer.wakeHead();
+        // Held means held by a quorum, as isLocked() says: a key on fewer nodes (an attempt under
+        // way, a give-back not landed yet) is deleted too, but it was no hold.
+        return released.yes() >= redlock.quorum;
+    }
+
+    /* --------------- queries --------------- */
+
+    /** Locked when a quorum of the nodes have the lock's key; one round trip to every node. */
+    @Override
+    boolean isLocked() {
+        Tally<Long> exists = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> reply == 1L);
+        for (RedlockNode node : redlock.nodes) {
+            exists.watch(node.index(), node.commands().exists(keys.lock()));
+        }
+        exists.await(System.nanoTime() + context.timeout.toNanos());
+        if (exists.yes() >= redlock.quorum) {
+            return true;
+        }
+        if (exists.answered() < redlock.quorum) {
+            throw unavailable("query", exists);
+        }
+        return false;
+    }
+
+    /**
+     * One read-only script call on every node, answered from the nodes that replied once a quorum
+     * did, and the others that replied within as long again: a slow or paused node delays it by
+     * no more than the quorum took, not by the command timeout. The holders are the acquisitions a
+     * quorum of the nodes have, each with the largest token and the lease a quorum still has; the
+     * queue is the largest count any answering node has of other clients' waiters, plus this
+     * client's.
+     */
+    @Override
+    LockSnapshot snapshot() {
+        long sent = System.nanoTime();
+        long deadline = sent + context.timeout.toNanos();
+        Tally<List<Object>> pictures = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> true);
+        for (RedlockNode node : redlock.nodes) {
+            pictures.watch(node.index(), node.scripts().run(Script.LOCK_SNAPSHOT, keys.keysFor(Script.LOCK_SNAPSHOT)));
+        }
+        pictures.await(deadline);
+        long now = System.nanoTime();
+        pictures.awaitAll(Math.min(deadline, now + Math.max(now - sent, TimeUnit.MILLISECONDS.toNanos(1))));
+        if (pictures.answered() < redlock.quorum) {
+            throw unavailable("snapshot", pictures);
+        }
+        Map<String, Long> tokens = new HashMap<>();
+        Map<String, List<Long>> leases = new HashMap<>();
+        long queued = 0;
+        for (int i = 0; i < redlock.nodes.size(); i++) {
+            if (!pictures.isYes(i)) {
+                continue;
+            }
+            LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, pictures.reply(i));
+            long pttl = picture.pttl();
+            for (LockPicture.Holder entry : picture.holders()) {
+                String owner = entry.owner();
+                long token = entry.token();
+                tokens.merge(owner, token, Math::max);
+                leases.computeIfAbsent(owner, o -> new ArrayList<>()).add(pttl < 0 ? -1 : pttl);
+            }
+            long others = 0;
+            for (LockPicture.Waiting waiting : picture.waiting()) {
+                if (!Owner.clientOf(waiting.client()).equals(context.clientId)) {
+                    others += waiting.count();
+                }
+            }
+            queued = Math.max(queued, others);
+        }
+        List<LockSnapshot.Holder> holders = new ArrayList<>();
+        for (Map.Entry<String, List<Long>> entry : leases.entrySet()) {
+            List<Long> remaining = entry.getValue();
+            if (remaining.size() < redlock.quorum) {
+                continue;   // a grant on too few nodes: an attempt under way or given back, not a hold
+            }
+            remaining.sort(null);
+            long lease = remaining.get(remaining.size() - redlock.quorum);
+            String owner = entry.getKey();
+            holders.add(holder(owner, tokens.get(owner), lease, own -> own.owner.equals(owner)));
+        }
+        queued += acquirer.localWaiters();
+        return new LockSnapshot(name, holders, (int) Math.min(Integer.MAX_VALUE, queued));
+    }
+
+    /** Fewer than a quorum answered: says how many did, and the first failure. */
+    private SynchronizerUnavailableException unavailable(String what, Tally<?> tally) {
+        Throwable first = tally.firstFailure();
+        String detail = first == null ? "" : "; first failure: "
+                + Replies.translate(first, what, context.timeout).getMessage();
+        return new SynchronizerUnavailableException(what + " " + KIND + " '" + name + "': only " + tally.answered()
+                + " of " + redlock.nodes.size() + " nodes answered within " + context.timeout.toMillis()
+                + " ms; a quorum is " + redlock.quorum + detail, first);
+    }
+}

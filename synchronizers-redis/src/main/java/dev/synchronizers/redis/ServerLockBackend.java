@@ -1,0 +1,625 @@
+package dev.synchronizers.redis;
+
+import dev.synchronizers.LockSnapshot;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.ReadWriteLockSnapshot;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.script.AcquireReply;
+import dev.synchronizers.redis.script.HandoverReply;
+import dev.synchronizers.redis.script.LockPicture;
+import dev.synchronizers.redis.script.ReadWriteLockPicture;
+import dev.synchronizers.redis.script.ReleaseReply;
+import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.watchdog.HoldLease;
+import dev.synchronizers.redis.watchdog.Watchdog;
+import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.wakeup.WakeupMessage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The backend of a lock on one server, whatever its topology (standalone, Sentinel, Cluster): the
+ * non-fair and fair locks and both halves of the read-write lock, each with the scripts of its
+ * {@link LockPolicy}. The owner string of a hold is {@code <client-id>:<thread-id>}.
+ *
+ * <p>Non-fair: a thread arriving while the lock is free takes it even if others wait; waiters of
+ * this client queue locally in arrival order and only the first talks to Redis (see
+ * {@link Acquirer}). Fair: every waiter of every client takes a place in one queue in Redis, in the
+ * order its first try reached Redis, and the lock goes to the first live waiter; a release wakes
+ * that waiter alone. A waiter that gives up (timeout, interrupt) leaves the queue at once; one that
+ * dies or is cut off leaves it when its place's lease (the client's lease, renewed by the watchdog
+ * while it waits) runs out. The untimed {@code tryLock()} barges; {@code tryLock(0, unit)} honours
+ * the queue.
+ *
+ * <p>A non-fair unlock may hand the lock to the first local waiter in one script call. If that
+ * call's reply is lost, the waiter finds the outcome with its next try; if it stops first (timed
+ * out, interrupted, failed), it gives back what the hand-over may have given it, by owner, which
+ * is safe while its thread neither holds nor acquires this lock. A queueing try (fair, write) whose
+ * reply is lost may have queued the waiter, so a waiter that stops after one leaves the queue.
+ *
+ * <p>An uncontended {@code lock()} and {@code unlock()} cost one script call each.
+ */
+final class ServerLockBackend extends LockBackend {
+
+    private static final Logger log = LoggerFactory.getLogger(ServerLockBackend.class);
+    /**
+     * How many hand-overs within this client may follow each other while waiters of other clients
+     * are marked, before a release gives them a chance (see {@link #handOver}).
+     */
+    static final int MAX_LOCAL_STREAK = 8;
+
+    private final LockPolicy policy;
+    private final Machinery machinery;
+    /** Hand-overs in a row within this client while others were marked as waiting. */
+    private final AtomicInteger localStreak = new AtomicInteger();
+    /** The other half of a read-write lock, which a force frees too; otherwise null. */
+    private volatile ServerLockBackend otherHalf;
+    /**
+     * Threads of this client whose last acquire of this lock went unanswered: it may have taken the
+     * lock in Redis, so their next acquire tries before joining the local line (it may be the
+     * holder the line waits for). Cleared by the next try that gets an answer.
+     */
+    private final Set<Long> acquireInDoubt = ConcurrentHashMap.newKeySet();
+    /** Threads of this client inside an acquire of this lock, for {@link #giveBack}. */
+    private final Set<Long> acquiring = ConcurrentHashMap.newKeySet();
+    /** Orders a retried give-back before any acquire that a thread announces after it. */
+    private final ReentrantLock giveBackOrder = new ReentrantLock();
+
+    ServerLockBackend(String name, LockPolicy policy, LockKeys keys, Machinery machinery) {
+        super(name, policy.kind, keys, machinery, policy.localQueue);
+        this.policy = policy;
+        this.machinery = machinery;
+    }
+
+    /** Makes {@code other} this lock's other half: the two share keys, so a force ends both halves' holds. */
+    void pairWith(ServerLockBackend other) {
+        this.otherHalf = other;
+    }
+
+    /* --------------- acquire --------------- */
+
+    @Override
+    boolean acquire(long threadId, boolean barging, long timeoutNanos, boolean interruptible, long fixedLeaseMillis,
+            Consumer<Grant> book) throws InterruptedException {
+        Script firstTry = barging ? policy.tryOnce : policy.firstTry;
+        String owner = machinery.currentOwner();
+        long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
+        giveBackOrder.lock();
+        try {
+            acquiring.add(threadId);
+        } finally {
+            giveBackOrder.unlock();
+        }
+        try {
+            return acquireInRedis(threadId, owner, firstTry, timeoutNanos, interruptible, fixedLeaseMillis,
+                    leaseMillis, book);
+        } finally {
+            acquiring.remove(threadId);
+        }
+    }
+
+    /**
+     * Waits for the lock in Redis and books the hold; with replica acknowledgement, gives back and
+     * tries again, within the wait, a hold fewer replicas acknowledged than asked.
+     */
+    private boolean acquireInRedis(long threadId, String owner, Script firstTry, long timeoutNanos,
+            boolean interruptible, long fixedLeaseMillis, long leaseMillis, Consumer<Grant> book)
+            throws InterruptedException {
+        long waitStart = System.nanoTime();
+        Attempt attempt;
+        int shortRounds = 0;
+        while (true) {
+            long remaining = timeoutNanos == Acquirer.FOREVER || timeoutNanos <= 0
+                    ? timeoutNanos
+                    : Math.max(1, timeoutNanos - (System.nanoTime() - waitStart));
+            attempt = acquirer.acquire(new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0),
+                    owner, remaining, interruptible);
+            if (!attempt.acquired()) {
+                return false;
+            }
+            boolean replicated;
+            try {
+                replicated = machinery.replicated(attempt.sentNanos(), policy.renew, keys.keysFor(policy.renew),
+                        Long.toString(leaseMillis), owner, Long.toString(attempt.fencingToken()));
+            } catch (RuntimeException e) {
+                // Not known to be on the replicas: never the caller's.
+                giveBackUnreplicated(owner, attempt.fencingToken());
+                throw e;
+            }
+            if (replicated) {
+                break;
+            }
+            // Granted by a server the client now knows is no longer the master, or fewer replicas
+            // have it than asked (a failover now could forget it). Not acquired: give it back, and
+            // try again while the caller's wait lasts, after a pause if replicas fell short.
+            giveBackUnreplicated(owner, attempt.fencingToken());
+            if (timeoutNanos != Acquirer.FOREVER
+                    && (timeoutNanos <= 0 || System.nanoTime() - waitStart >= timeoutNanos)) {
+                return false;
+            }
+            machinery.pauseAfterShortAcks(++shortRounds, waitStart + timeoutNanos, timeoutNanos == Acquirer.FOREVER,
+                    interruptible);
+            if (timeoutNanos != Acquirer.FOREVER && System.nanoTime() - waitStart >= timeoutNanos) {
+                return false;
+            }
+        }
+        long sentNanos = attempt.sentNanos();
+        long token = attempt.fencingToken();
+        book.accept(new Grant() {
+            @Override
+            public String owner() {
+                return owner;
+            }
+
+            @Override
+            public long token() {
+                return token;
+            }
+
+            @Override
+            public HoldLease start(Consumer<LostHold.Cause> onLost) {
+                return machinery.watchdog.register(policy.renew, keys.keysFor(policy.renew),
+                        new String[] {owner, Long.toString(token)}, fixedLeaseMillis, sentNanos, onLost);
+            }
+        });
+        machinery.registeredAfterCheck(sentNanos);
+        return true;
+    }
+
+    /**
+     * Gives back whatever hold Redis may have handed {@code owner} without anyone learning it (a
+     * hand-over whose reply was lost), by owner since its token is unknown. Sent at once by the
+     * waiter that stopped; if Redis does not answer, retried while it may matter, but only while
+     * the owner's thread neither holds nor acquires this lock: a hold of its owner is then one
+     * nobody knows of, so the give-back cannot end a hold in use. A thread that acquires again
+     * meanwhile makes the retry needless: its acquire takes such a hold over.
+     */
+    private void giveBack(long threadId, String owner) {
+        String what = "give back " + kind + " '" + name + "' after a hand-over in doubt";
+        machinery.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
+        try {
+            machinery.<Long>await(giveBackCommand(owner), what);
+        } catch (RuntimeException e) {
+            log.debug("{}: could not give back; retrying while the thread neither holds nor acquires it: {}", what,
+                    e.toString());
+            machinery.watchdog.retryUntil(what, () -> unlessTaken(threadId, () -> giveBackCommand(owner)),
+                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+        }
+    }
+
+    /**
+     * Sends a retried follow-up named by owner (a give-back, a fair leave) only while the owner's
+     * thread neither holds nor acquires this lock: then a hold of that owner in Redis is one nobody
+     * knows of. Checked and sent under the lock an acquire takes to announce itself, so that the
+     * follow-up reaches Redis before any acquire the thread sends later.
+     */
+    private CompletionStage<?> unlessTaken(long threadId, Supplier<CompletionStage<?>> send) {
+        giveBackOrder.lock();
+        try {
+            return holds.containsThread(threadId) || acquiring.contains(threadId)
+                    ? CompletableFuture.completedFuture(0L)
+                    : send.get();
+        } finally {
+            giveBackOrder.unlock();
+        }
+    }
+
+    private CompletionStage<Long> giveBackCommand(String owner) {
+        return machinery.scripts.run(Script.LOCK_GIVE_BACK, keys.keysFor(Script.LOCK_GIVE_BACK), owner);
+    }
+
+    /** One thread's acquisition: its tries, and for the fair lock its place in the queue. */
+    private final class Waiter implements Acquirer.Step {
+        private final long threadId;
+        private final String owner;
+        private final Script firstTry;
+        private final String lease;
+        private final boolean fixedLease;
+        private final QueuePlace place;
+        /** The highest grant floor a queueing try of this wait was told; grants at or below it are old. */
+        private long grantFloor = -1;
+        /**
+         * Set when a neighbour's hand-over to this waiter may have happened unseen, cleared by the
+         * next try that gets an answer: one sent after the hand-over sees its outcome.
+         */
+        private volatile boolean handoverInDoubt;
+
+        Waiter(long threadId, String owner, Script firstTry, long leaseMillis, boolean fixedLease) {
+            this.threadId = threadId;
+            this.owner = owner;
+            this.firstTry = firstTry;
+            this.lease = Long.toString(leaseMillis);
+            this.fixedLease = fixedLease;
+            this.place = policy.leave != null
+                    ? new QueuePlace(machinery, owner, Script.FAIR_LOCK_RENEW_PLACE,
+                            keys.keysFor(Script.FAIR_LOCK_RENEW_PLACE), policy.leave,
+                            keys.keysFor(policy.leave), kind + " '" + name + "'")
+                    : null;
+            if (place != null) {
+                place.guardRetries(send -> unlessTaken(threadId, send));
+            }
+        }
+
+        @Override
+        public Attempt attempt(boolean subscribed) {
+            machinery.checkOpen();
+            Script script = subscribed ? policy.subscribedTry : firstTry;
+            long sent = System.nanoTime();
+            String[] args;
+            if (script == policy.queuedTry) {
+                args = new String[] {owner, lease, Long.toString(machinery.leaseMillis)};
+            } else if (script == Script.LOCK_ACQUIRE_WAITING) {
+                // The client's waiters, this one among them, for other clients' snapshots; counted
+                // until this waiter's next try is due, which a reply may delay by a command timeout.
+                args = new String[] {owner, lease, Integer.toString(Math.max(1, acquirer.localWaiters())),
+                        Long.toString(machinery.timeout.toMillis())};
+            } else {
+                args = new String[] {owner, lease};
+            }
+            CompletionStage<List<Object>> pending = machinery.scripts.run(script, keys.keysFor(script), args);
+            List<Object> reply;
+            try {
+                reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
+            } catch (SynchronizerUnavailableException e) {
+                acquireInDoubt.add(threadId);
+                undoIfAcquired(pending, script, owner);
+                if (script == policy.queuedTry) {
+                    // It may have queued the waiter, now or when it runs late: done(false) leaves,
+                    // after it in Redis since commands of one connection run in order.
+                    place.queued(sent);
+                }
+                throw e;
+            }
+            handoverInDoubt = false;
+            acquireInDoubt.remove(threadId);
+            Attempt attempt = Attempt.of(AcquireReply.of(script, reply), sent);
+            if (!attempt.acquired() && script == policy.queuedTry) {
+                place.queued(sent);
+                grantFloor = Math.max(grantFloor, attempt.fencingToken());
+            }
+            return attempt;
+        }
+
+        /**
+         * A fair release handed the lock to this waiter, with a new token, leased as the waiter's
+         * place was: it holds it from then on, which the waiter's place last confirmed was later
+         * than. The message names the thread, not this wait, so one that took long to arrive may
+         * be meant for an earlier wait of the thread: its token is then at or below the floor this
+         * wait was told, and a try settles what the thread holds. A fixed lease takes the lock
+         * afresh with a try too, to lease it as asked.
+         */
+        @Override
+        public Attempt granted(String detail) {
+            Optional<WakeupMessage.LocalHandover> handover = WakeupMessage.LocalHandover.parse(detail);
+            if (handover.isPresent()) {
+                // Handed over by a neighbour in this client (lock-handover.lua), with its token.
+                return new Attempt(true, handover.get().token(), 0, handover.get().sentNanos());
+            }
+            long token = detail.isEmpty() ? -1 : Long.parseLong(detail);
+            if (fixedLease || token <= grantFloor) {
+                return attempt(true);
+            }
+            return new Attempt(true, token, 0, place.queuedSinceAtLeast());
+        }
+
+        @Override
+        public boolean mustTryFirst() {
+            return acquireInDoubt.contains(threadId);
+        }
+
+        /** A non-fair waiter with the client's lease can take a neighbour's hand-over. */
+        @Override
+        public String handoverOwner() {
+            return policy.localQueue && !fixedLease ? owner : null;
+        }
+
+        @Override
+        public boolean firstTryRegisters() {
+            // The fair, read and write tries record the waiter in Redis (queue place, waiting mark);
+            // the non-fair first try leaves no trace on purpose.
+            return firstTry == policy.subscribedTry;
+        }
+
+        @Override
+        public boolean heldLocally() {
+            return holds.anyLive();
+        }
+
+        @Override
+        public void waiting(WakeupDispatcher.Subscription subscription) {
+            if (place != null) {
+                place.waiting(subscription);
+            }
+        }
+
+        @Override
+        public void handoverInDoubt() {
+            handoverInDoubt = true;
+        }
+
+        @Override
+        public void done(boolean acquired) {
+            if (place != null) {
+                place.done(acquired);
+            }
+            if (!acquired && handoverInDoubt) {
+                giveBack(threadId, owner);
+            }
+        }
+    }
+
+    /**
+     * Releases, by token, a hold that fewer replicas acknowledged than the client asks: it was
+     * never given to the caller. Retried in the background if Redis does not answer.
+     */
+    private void giveBackUnreplicated(String owner, long token) {
+        log.debug("{} '{}': acquired, but from a master that was switched away from, or acknowledged by fewer"
+                + " replicas than asked; giving it back", kind, name);
+        try {
+            machinery.await(releaseCommand(owner, token), "give back " + kind + " '" + name + "'");
+        } catch (SynchronizerUnavailableException e) {
+            releaseQuietly(owner, token);
+        }
+    }
+
+    /**
+     * An acquire whose reply the caller stopped waiting for may still take the lock: if its reply
+     * arrives after all and says so, that hold is released again (token-checked, so it can never
+     * end a newer hold). If it never arrives, the hold expires with its lease.
+     */
+    private void undoIfAcquired(CompletionStage<List<Object>> pending, Script script, String owner) {
+        pending.thenAccept(raw -> {
+            AcquireReply reply = AcquireReply.of(script, raw);
+            if (reply.acquired()) {
+                machinery.metrics.followUp(Recorder.FollowUp.UNDO);
+                releaseQuietly(owner, reply.token());
+            }
+        });
+    }
+
+    /** Sends a token-checked release and does not wait for it; one that fails is retried until the lease is over. */
+    private void releaseQuietly(String owner, long token) {
+        releaseCommand(owner, token).whenComplete((reply, failure) -> {
+            if (failure != null) {
+                machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
+                        () -> releaseCommand(owner, token),
+                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+            }
+        });
+    }
+
+    private CompletionStage<List<Object>> releaseCommand(String owner, long token) {
+        return machinery.scripts.run(policy.release, keys.keysFor(policy.release), owner, Long.toString(token));
+    }
+
+    /* --------------- release --------------- */
+
+    @Override
+    boolean endLease(HoldLease lease) {
+        return machinery.watchdog.unregister((Watchdog.Lease) lease);
+    }
+
+    @Override
+    void unlockedLost(Holds.Hold held, LostHold.Cause cause) {
+        if (cause == LostHold.Cause.UNRENEWABLE) {
+            // Redis may still have it: do not leave it to run out if it can be ended now.
+            releaseQuietly(held.owner, held.token);
+        }
+    }
+
+    @Override
+    LostHold.Cause release(long threadId, Holds.Hold held) {
+        machinery.checkOpen();
+        if (policy.localQueue) {
+            Acquirer.Handover next = localStreak.get() < MAX_LOCAL_STREAK ? acquirer.reserveHead() : null;
+            if (next != null) {
+                return handOver(held, next);
+            }
+        }
+        boolean streakEnded = policy.localQueue && localStreak.getAndSet(0) >= MAX_LOCAL_STREAK;
+        List<Object> released;
+        machinery.releasing(() -> releaseCommand(held.owner, held.token));
+        try {
+            released = machinery.await(releaseCommand(held.owner, held.token),
+                    "release " + kind + " '" + name + "' (the hold was dropped locally; the release is retried"
+                            + " until Redis answers, and the hold expires with its lease at the latest)");
+        } catch (RuntimeException e) {
+            acquirer.wakeHead();
+            if (!(e instanceof SynchronizerUnavailableException)) {
+                throw e;
+            }
+            retryRelease(held);
+            throw e;
+        }
+        ReleaseReply release = ReleaseReply.of(policy.release, released);
+        if (!release.released()) {
+            acquirer.wakeHead();
+            return lostAtUnlock(held);
+        }
+        if (!streakEnded) {
+            // After a streak of hand-overs within this client, other clients' waiters get a fair
+            // chance: the release published to everyone waiting, and the local head hears that
+            // message like them instead of being woken first.
+            wakeLocally(release);
+        }
+        return null;
+    }
+
+    /**
+     * Ends this thread's hold by handing the lock to the first local waiter, reserved while idle,
+     * in one script call (lock-handover.lua): a new hold with a new token, without the head's own
+     * round trip. Counts the streak of hand-overs while other waiters are marked, so that
+     * {@link #MAX_LOCAL_STREAK} of them in a row are followed by a real release.
+     */
+    private LostHold.Cause handOver(Holds.Hold held, Acquirer.Handover next) {
+        long sent = System.nanoTime();
+        List<Object> reply;
+        // Sent again after a switch as a plain release: on a new master that still has this hold.
+        machinery.releasing(() -> releaseCommand(held.owner, held.token));
+        try {
+            // The waiters behind the one handed the lock, for other clients' snapshots.
+            String waitersLeft = Integer.toString(Math.max(0, acquirer.localWaiters() - 1));
+            reply = machinery.await(machinery.scripts.run(Script.LOCK_HANDOVER, keys.keysFor(Script.LOCK_HANDOVER),
+                    held.owner, Long.toString(held.token), next.owner(), Long.toString(machinery.leaseMillis),
+                    waitersLeft),
+                    "hand " + kind + " '" + name + "' over (the hold was dropped locally; a release is retried"
+                            + " until Redis answers, and the hold expires with its lease at the latest)");
+        } catch (RuntimeException e) {
+            // The head tries for itself: if the hand-over did happen, its try finds it the owner
+            // and takes the lock afresh; the token-checked release below is then a no-op. If it
+            // stops without a try's answer instead, it gives the lock back (Waiter#done).
+            acquirer.settleInDoubt(next);
+            if (e instanceof SynchronizerUnavailableException) {
+                retryRelease(held);
+            }
+            throw e;
+        }
+        HandoverReply handover = HandoverReply.of(Script.LOCK_HANDOVER, reply);
+        if (!handover.handedOver()) {
+            acquirer.settle(next, null);
+            return lostAtUnlock(held);
+        }
+        if (handover.waitingMarked()) {
+            localStreak.incrementAndGet();
+        } else {
+            localStreak.set(0);
+        }
+        acquirer.settle(next, new WakeupMessage.LocalHandover(handover.token(), sent).encode());
+        return null;
+    }
+
+    /**
+     * Ends, as soon as Redis is back, a hold whose release could not be sent: left in Redis it
+     * would keep everyone out for a whole lease, even this thread's own local queue. Retried until
+     * Redis answers or the lease is over; token-checked, so always safe.
+     */
+    private void retryRelease(Holds.Hold held) {
+        long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis() : machinery.leaseMillis);
+        machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
+                () -> releaseCommand(held.owner, held.token), System.nanoTime() + leaseNanos);
+    }
+
+    /** Why Redis no longer had a hold when unlock() came. */
+    private static LostHold.Cause lostAtUnlock(Holds.Hold held) {
+        return held.lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED
+                ? LostHold.Cause.LEASE_EXPIRED
+                : LostHold.Cause.GONE;
+    }
+
+    /**
+     * Tells this client's waiters what the release did for them, at once rather than when the
+     * published message comes back: the fair waiter it handed the lock to (with the token), or
+     * the local queue's head. A waiter of another client is not here and hears it from Redis.
+     */
+    private void wakeLocally(ReleaseReply released) {
+        String woken = released.woken();
+        if (woken.isEmpty()) {
+            acquirer.wakeHead();
+        } else if (released.handedOver()) {
+            machinery.wakeups.wake(keys.wakeups(),
+                    WakeupMessage.granted(woken, String.valueOf(released.grantedToken())).encode());
+        } else {
+            machinery.wakeups.wake(keys.wakeups(), woken);
+        }
+    }
+
+    @Override
+    boolean forceUnlock() {
+        // Only holds taken before the force can be its victims; one taken right after it is live.
+        // A read-write lock's force frees both halves, so both halves' holders are its victims.
+        ServerLockBackend other = otherHalf;
+        List<Holds.Hold> before = holds.snapshot();
+        List<Holds.Hold> otherBefore = other == null ? List.of() : other.holds.snapshot();
+        long released = machinery.<Long>await(machinery.scripts.run(policy.forceUnlock, keys.keysFor(policy.forceUnlock)),
+                "force-unlock " + kind + " '" + name + "'");
+        // This client's own holders learn at once; other clients' at their watchdog's next tick.
+        for (Holds.Hold held : before) {
+            machinery.watchdog.declareLost((Watchdog.Lease) held.lease, LostHold.Cause.GONE);
+        }
+        for (Holds.Hold held : otherBefore) {
+            machinery.watchdog.declareLost((Watchdog.Lease) held.lease, LostHold.Cause.GONE);
+        }
+        acquirer.wakeHead();
+        if (other != null) {
+            other.acquirer.wakeHead();
+        }
+        return released == 1L;
+    }
+
+    /* --------------- queries --------------- */
+
+    @Override
+    boolean isLocked() {
+        // A read hold counts until its lease ends; one that ended is purged by the next acquire.
+        String key = policy == LockPolicy.READ ? keys.readers() : keys.lock();
+        return machinery.await(machinery.redis.exists(key), "query " + kind + " '" + name + "'") == 1L;
+    }
+
+    /**
+     * One read-only script call: the holders (a read half's are the readers) and the queue
+     * estimate; see {@link DistributedLock#getQueueLength()} for what each kind can count.
+     */
+    @Override
+    LockSnapshot snapshot() {
+        String what = "snapshot " + kind + " '" + name + "'";
+        if (policy == LockPolicy.READ || policy == LockPolicy.WRITE) {
+            ReadWriteLockSnapshot both = readWriteSnapshot();
+            int queue = both.waitingWriters() + (both.readersWaiting() ? 1 : 0);
+            return new LockSnapshot(name, policy == LockPolicy.READ
+                    ? both.readers()
+                    : both.writer() == null ? List.of() : List.of(both.writer()), queue);
+        }
+        List<Object> reply = machinery.await(machinery.scripts.run(Script.LOCK_SNAPSHOT,
+                keys.keysFor(Script.LOCK_SNAPSHOT)), what);
+        LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, reply);
+        long pttl = picture.pttl();
+        long queued = picture.queued();
+        List<LockSnapshot.Holder> holders = new ArrayList<>();
+        for (LockPicture.Holder entry : picture.holders()) {
+            holders.add(holder(entry.owner(), entry.token(), pttl < 0 ? -1 : pttl, own -> own.token == entry.token()));
+        }
+        for (LockPicture.Waiting waiting : picture.waiting()) {
+            if (!machinery.clientId.equals(waiting.client())) {
+                queued += waiting.count();   // this client's own line is counted live, below
+            }
+        }
+        queued += acquirer.localWaiters();
+        return new LockSnapshot(name, holders, (int) Math.min(Integer.MAX_VALUE, queued));
+    }
+
+    /** The read-write lock's picture, for either half; one read-only script call. */
+    ReadWriteLockSnapshot readWriteSnapshot() {
+        machinery.checkOpen();
+        ServerLockBackend read = policy == LockPolicy.READ ? this : otherHalf;
+        ServerLockBackend write = policy == LockPolicy.WRITE ? this : otherHalf;
+        List<Object> reply = machinery.await(machinery.scripts.run(Script.RW_SNAPSHOT,
+                keys.keysFor(Script.RW_SNAPSHOT)), "snapshot read-write lock '" + name + "'");
+        ReadWriteLockPicture picture = ReadWriteLockPicture.of(Script.RW_SNAPSHOT, reply);
+        long writePttl = picture.writePttl();
+        LockSnapshot.Holder writer = null;
+        for (ReadWriteLockPicture.Writer entry : picture.writers()) {
+            writer = write.holder(entry.owner(), entry.token(), writePttl < 0 ? -1 : writePttl,
+                    own -> own.token == entry.token());
+        }
+        List<LockSnapshot.Holder> readers = new ArrayList<>();
+        for (ReadWriteLockPicture.Reader reader : picture.readers()) {
+            readers.add(read.holder(reader.owner(), reader.token(), reader.remainingMillis(),
+                    own -> own.token == reader.token()));
+        }
+        return new ReadWriteLockSnapshot(name, writer, readers, (int) picture.waitingWriters(),
+                picture.readersWaiting());
+    }
+}
