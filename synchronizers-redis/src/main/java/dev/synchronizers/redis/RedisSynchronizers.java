@@ -19,14 +19,9 @@ import dev.synchronizers.redis.topology.StandaloneTopology;
 import dev.synchronizers.redis.topology.Topology;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -69,16 +64,6 @@ import java.util.function.Function;
  * say after a NAT forgot it) is closed and made again, and the waiters are woken to try again.
  */
 public final class RedisSynchronizers implements Synchronizers {
-
-    /**
-     * TCP keep-alive on both connections: keeps an idle connection's NAT and firewall entries
-     * alive, and lets the kernel find a dead peer after about a minute of silence. The Pub/Sub
-     * connection's health check (a PING every watchdog tick) finds one sooner.
-     */
-    private static final Duration TOPOLOGY_REFRESH = Duration.ofSeconds(5);
-
-    private static final SocketOptions.KeepAliveOptions KEEP_ALIVE = SocketOptions.KeepAliveOptions.builder()
-            .enable().idle(Duration.ofSeconds(30)).interval(Duration.ofSeconds(10)).count(3).build();
 
     private final Machinery machinery;
     private final Topology topology;
@@ -600,44 +585,15 @@ public final class RedisSynchronizers implements Synchronizers {
         /** Connects to the target, with the options of a client created here; see the class comment. */
         private Topology connect() {
             if (clusterSeeds != null || clusterClient != null) {
-                ClusterClientOptions.Builder options = ClusterClientOptions.builder()
-                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                                // Every adaptive trigger (MOVED, ASK, reconnect storms, uncovered slots,
-                                // unknown nodes) is on by default; the periodic refresh is not.
-                                .enablePeriodicRefresh(TOPOLOGY_REFRESH)
-                                .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
-                                .refreshTriggersReconnectAttempts(2)
-                                .build())
-                        .autoReconnect(true)
-                        // Node connections open lazily, on a node's first command (and a new master's
-                        // after a failover): that command waits for the connection, within the command
-                        // timeout, instead of being refused. A command that times out waiting is never
-                        // sent later, and one that was sent is settled like any unknown outcome.
-                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.ACCEPT_COMMANDS)
-                        .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-                        .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build());
-                options.replayFilter(command -> true);
                 return ClusterTopology.connect(clusterClient, clusterSeeds == null ? List.of() : clusterSeeds,
-                        options.build(), commandTimeout);
+                        ClusterTopology.clientOptions(commandTimeout), commandTimeout);
             }
             if (!uri.getSentinels().isEmpty()) {
-                return SentinelTopology.connect(client, uri, standaloneOptions(commandTimeout), commandTimeout);
+                return SentinelTopology.connect(client, uri, StandaloneTopology.clientOptions(commandTimeout),
+                        commandTimeout);
             }
-            return StandaloneTopology.connect(client, uri, standaloneOptions(commandTimeout), commandTimeout);
+            return StandaloneTopology.connect(client, uri, StandaloneTopology.clientOptions(commandTimeout),
+                    commandTimeout);
         }
-    }
-
-    /**
-     * The options of a Lettuce client created for one server (see the class comment): commands
-     * refused while disconnected, never replayed after a reconnect, bounded by {@code commandTimeout}.
-     */
-    static ClientOptions standaloneOptions(Duration commandTimeout) {
-        return ClientOptions.builder()
-                .autoReconnect(true)
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .replayFilter(command -> true)
-                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build())
-                .build();
     }
 }
