@@ -9,7 +9,6 @@ import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.Synchronizers;
-import dev.synchronizers.redis.metrics.MicrometerRecorder;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Replies;
@@ -76,37 +75,30 @@ public final class RedisSynchronizers implements Synchronizers {
     private final LoadingCache<String, RedisCountDownLatch> latches;
 
     private RedisSynchronizers(Builder builder) {
+        ClientOptions options = builder.options;
+        Duration commandTimeout = options.commandTimeout();
         this.topology = builder.connect();
         String clientId = UUID.randomUUID().toString();
-        // Micrometer is touched only here, and only when the user passed a registry.
-        Recorder metrics = builder.meterRegistry == null
-                ? Recorder.NONE
-                : new MicrometerRecorder(builder.meterRegistry, builder.meterNameTag, clientId);
-        ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, builder.commandTimeout);
+        Recorder metrics = options.recorder(clientId);
+        ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, commandTimeout);
         ReplicaAcks acks = builder.replicaAcks;
         // With replica acknowledgement, every WAIT goes over a side connection of its own: a WAIT
         // blocks the connection it is sent on, and renewals and releases must never wait behind one.
         RedisClusterAsyncCommands<String, String> side = acks == null
                 ? null
-                : openSideConnection(topology, acks, builder.commandTimeout);
-        ScriptRegistry sideScripts = side == null ? null : new ScriptRegistry(side, metrics, builder.commandTimeout);
-        long leaseMillis = builder.lease.toMillis();
-        Watchdog watchdog = new Watchdog(scripts, leaseMillis, builder.commandTimeout,
+                : openSideConnection(topology, acks, commandTimeout);
+        ScriptRegistry sideScripts = side == null ? null : new ScriptRegistry(side, metrics, commandTimeout);
+        long leaseMillis = options.lease().toMillis();
+        Watchdog watchdog = new Watchdog(scripts, leaseMillis, commandTimeout,
                 "synchronizers-watchdog-" + clientId.substring(0, 8), metrics, topology::batchGroup);
-        List<LostHoldListeners.Registration> registrations = new ArrayList<>();
-        for (LostHoldListeners.Registration registration : builder.listeners) {
-            registrations.add(registration.executor() != null
-                    ? registration
-                    : new LostHoldListeners.Registration(registration.listener(), watchdog.executor()));
-        }
         this.closed = new AtomicBoolean();
         if (acks != null) {
             watchdog.acknowledgeRenewals(sideScripts,
                     () -> side.waitForReplication(acks.replicas(), acks.timeout().toMillis()), acks::met);
         }
-        this.machinery = new Machinery(clientId, builder.keyPrefix, topology.commands(), scripts, watchdog,
-                new WakeupDispatcher(topology.pubSub(), builder.commandTimeout, Owner.prefixOf(clientId), metrics),
-                new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, acks, side,
+        this.machinery = new Machinery(clientId, options.keyPrefix(), topology.commands(), scripts, watchdog,
+                new WakeupDispatcher(topology.pubSub(), commandTimeout, Owner.prefixOf(clientId), metrics),
+                options.lostHoldListeners(watchdog.executor(), metrics), metrics, leaseMillis, commandTimeout, acks, side,
                 sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed);
         metrics.clientGauges(machinery.watchdog::registered, machinery.watchdog::pendingRetries,
                 machinery.wakeups::subscribedChannels);
@@ -290,13 +282,8 @@ public final class RedisSynchronizers implements Synchronizers {
         private RedisClient client;
         private List<RedisURI> clusterSeeds;
         private RedisClusterClient clusterClient;
-        private String keyPrefix = "sync";
-        private Duration lease = Duration.ofSeconds(30);
-        private Duration commandTimeout = Duration.ofSeconds(5);
-        private final List<LostHoldListeners.Registration> listeners = new ArrayList<>();
-        /** A MeterRegistry, typed Object so that this class never makes the JVM load Micrometer. */
-        private Object meterRegistry;
-        private Function<String, String> meterNameTag;
+        /** The settings shared with {@link Redlock.Builder}; build() gives each client a copy. */
+        private ClientOptions options = new ClientOptions();
         private ReplicaAcks replicaAcks;
 
         private Builder() {
@@ -396,7 +383,7 @@ public final class RedisSynchronizers implements Synchronizers {
          *     the hash tags that keep a synchronizer's keys in one Cluster slot)
          */
         public Builder keyPrefix(String keyPrefix) {
-            this.keyPrefix = Settings.keyPrefix(keyPrefix);
+            options.keyPrefix(keyPrefix);
             return this;
         }
 
@@ -410,7 +397,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws IllegalArgumentException if it is shorter than 30 ms
          */
         public Builder lease(Duration lease) {
-            this.lease = Settings.lease(lease);
+            options.lease(lease);
             return this;
         }
 
@@ -424,7 +411,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws IllegalArgumentException if it is not positive
          */
         public Builder commandTimeout(Duration commandTimeout) {
-            this.commandTimeout = Settings.commandTimeout(commandTimeout);
+            options.commandTimeout(commandTimeout);
             return this;
         }
 
@@ -437,8 +424,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if {@code listener} is null
          */
         public Builder lostHoldListener(LostHoldListener listener) {
-            Objects.requireNonNull(listener, "listener must not be null");
-            listeners.add(new LostHoldListeners.Registration(listener, null));
+            options.lostHoldListener(listener);
             return this;
         }
 
@@ -451,9 +437,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if either is null
          */
         public Builder lostHoldListener(LostHoldListener listener, Executor executor) {
-            Objects.requireNonNull(listener, "listener must not be null");
-            Objects.requireNonNull(executor, "executor must not be null");
-            listeners.add(new LostHoldListeners.Registration(listener, executor));
+            options.lostHoldListener(listener, executor);
             return this;
         }
 
@@ -471,7 +455,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if {@code registry} is null
          */
         public Builder meterRegistry(MeterRegistry registry) {
-            this.meterRegistry = Objects.requireNonNull(registry, "registry must not be null");
+            options.meterRegistry(registry);
             return this;
         }
 
@@ -490,7 +474,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if {@code nameTag} is null
          */
         public Builder meterNameTag(Function<String, String> nameTag) {
-            this.meterNameTag = Objects.requireNonNull(nameTag, "nameTag must not be null");
+            options.meterNameTag(nameTag);
             return this;
         }
 
@@ -552,13 +536,12 @@ public final class RedisSynchronizers implements Synchronizers {
             if (replicaAcks != null && (clusterSeeds != null || clusterClient != null)) {
                 throw new IllegalStateException("replicaAcks is not supported on a Redis Cluster");
             }
+            Duration commandTimeout = options.commandTimeout();
             if (replicaAcks != null && replicaAcks.timeout().compareTo(commandTimeout) >= 0) {
                 throw new IllegalStateException("replicaAcks' timeout (" + replicaAcks.timeout().toMillis()
                         + " ms) must be shorter than the commandTimeout (" + commandTimeout.toMillis() + " ms)");
             }
-            if (meterNameTag != null && meterRegistry == null) {
-                throw new IllegalStateException("meterNameTag is set but meterRegistry is not: call meterRegistry(...)");
-            }
+            options.checkMeters();
             Builder copy = new Builder();
             if (uriText != null) {
                 // A fresh copy per client, with the command timeout: RedisURI's builder cannot copy a
@@ -572,18 +555,14 @@ public final class RedisSynchronizers implements Synchronizers {
             copy.clusterSeeds = clusterSeeds == null ? null : clusterSeeds.stream()
                     .map(seed -> RedisURI.builder(seed).withTimeout(commandTimeout).build()).toList();
             copy.clusterClient = clusterClient;
-            copy.keyPrefix = keyPrefix;
-            copy.lease = lease;
-            copy.commandTimeout = commandTimeout;
-            copy.listeners.addAll(listeners);
-            copy.meterRegistry = meterRegistry;
-            copy.meterNameTag = meterNameTag;
+            copy.options = options.copy();
             copy.replicaAcks = replicaAcks;
             return new RedisSynchronizers(copy);
         }
 
         /** Connects to the target, with the options of a client created here; see the class comment. */
         private Topology connect() {
+            Duration commandTimeout = options.commandTimeout();
             if (clusterSeeds != null || clusterClient != null) {
                 return ClusterTopology.connect(clusterClient, clusterSeeds == null ? List.of() : clusterSeeds,
                         ClusterTopology.clientOptions(commandTimeout), commandTimeout);
