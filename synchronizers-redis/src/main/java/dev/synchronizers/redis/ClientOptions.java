@@ -3,6 +3,7 @@ package dev.synchronizers.redis;
 import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.redis.metrics.MicrometerRecorder;
 import dev.synchronizers.redis.metrics.Recorder;
+import io.lettuce.core.RedisURI;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,7 +21,8 @@ import java.util.function.Function;
  *
  * <p>Each setter checks its argument first and throws before anything changes. {@link #checkMeters()}
  * holds the check between settings that {@code build()} makes. The rest is what both entry points
- * make of the settings when they build: the {@link Recorder} and the {@link LostHoldListeners}.
+ * make of the settings when they build: their URIs with the command timeout, the {@link Recorder}
+ * and the {@link LostHoldListeners}.
  *
  * <p>Not thread-safe, as the builders are not.
  */
@@ -161,6 +163,19 @@ final class ClientOptions {
 
     Duration commandTimeout() {
         return commandTimeout;
+    }
+
+    /**
+     * Parses {@code uri} into a fresh {@link RedisURI} whose timeout is the command timeout: one
+     * per client, since a {@code RedisURI} is mutable and Lettuce's builder cannot copy a Sentinel
+     * one.
+     *
+     * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI
+     */
+    RedisURI parseUri(String uri) {
+        RedisURI parsed = RedisURI.create(uri);
+        parsed.setTimeout(commandTimeout);
+        return parsed;
     }
 
     /**

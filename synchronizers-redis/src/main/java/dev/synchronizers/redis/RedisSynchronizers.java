@@ -543,14 +543,8 @@ public final class RedisSynchronizers implements Synchronizers {
             }
             options.checkMeters();
             Builder copy = new Builder();
-            if (uriText != null) {
-                // A fresh copy per client, with the command timeout: RedisURI's builder cannot copy a
-                // Sentinel URI, so the text is parsed again.
-                copy.uri = RedisURI.create(uriText);
-                copy.uri.setTimeout(commandTimeout);
-            } else {
-                copy.uri = uri;
-            }
+            // A URI given as text is parsed again, into a fresh copy per client with the command timeout.
+            copy.uri = uriText != null ? options.parseUri(uriText) : uri;
             copy.client = client;
             copy.clusterSeeds = clusterSeeds == null ? null : clusterSeeds.stream()
                     .map(seed -> RedisURI.builder(seed).withTimeout(commandTimeout).build()).toList();

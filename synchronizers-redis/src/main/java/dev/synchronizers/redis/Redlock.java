@@ -517,13 +517,7 @@ public final class Redlock implements AutoCloseable {
                         + " the lease: lease " + leaseMillis + " ms, clockDriftFactor " + clockDriftFactor);
             }
             options.checkMeters();
-            List<RedisURI> parsed = new ArrayList<>();
-            for (String uri : uris) {
-                RedisURI node = RedisURI.create(uri);
-                node.setTimeout(options.commandTimeout());
-                parsed.add(node);
-            }
-            return new Redlock(this, parsed);
+            return new Redlock(this, uris.stream().map(options::parseUri).toList());
         }
     }
 }
