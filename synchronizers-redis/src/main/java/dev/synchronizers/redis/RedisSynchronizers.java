@@ -9,7 +9,6 @@ import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.Synchronizers;
-import dev.synchronizers.redis.metrics.MicrometerRecorder;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Replies;
@@ -19,14 +18,9 @@ import dev.synchronizers.redis.topology.StandaloneTopology;
 import dev.synchronizers.redis.topology.Topology;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -70,16 +64,6 @@ import java.util.function.Function;
  */
 public final class RedisSynchronizers implements Synchronizers {
 
-    /**
-     * TCP keep-alive on both connections: keeps an idle connection's NAT and firewall entries
-     * alive, and lets the kernel find a dead peer after about a minute of silence. The Pub/Sub
-     * connection's health check (a PING every watchdog tick) finds one sooner.
-     */
-    private static final Duration TOPOLOGY_REFRESH = Duration.ofSeconds(5);
-
-    private static final SocketOptions.KeepAliveOptions KEEP_ALIVE = SocketOptions.KeepAliveOptions.builder()
-            .enable().idle(Duration.ofSeconds(30)).interval(Duration.ofSeconds(10)).count(3).build();
-
     private final Machinery machinery;
     private final Topology topology;
     private final AtomicBoolean closed;
@@ -91,37 +75,30 @@ public final class RedisSynchronizers implements Synchronizers {
     private final LoadingCache<String, RedisCountDownLatch> latches;
 
     private RedisSynchronizers(Builder builder) {
+        ClientOptions options = builder.options;
+        Duration commandTimeout = options.commandTimeout();
         this.topology = builder.connect();
         String clientId = UUID.randomUUID().toString();
-        // Micrometer is touched only here, and only when the user passed a registry.
-        Recorder metrics = builder.meterRegistry == null
-                ? Recorder.NONE
-                : new MicrometerRecorder(builder.meterRegistry, builder.meterNameTag, clientId);
-        ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, builder.commandTimeout);
+        Recorder metrics = options.recorder(clientId);
+        ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, commandTimeout);
         ReplicaAcks acks = builder.replicaAcks;
         // With replica acknowledgement, every WAIT goes over a side connection of its own: a WAIT
         // blocks the connection it is sent on, and renewals and releases must never wait behind one.
         RedisClusterAsyncCommands<String, String> side = acks == null
                 ? null
-                : openSideConnection(topology, acks, builder.commandTimeout);
-        ScriptRegistry sideScripts = side == null ? null : new ScriptRegistry(side, metrics, builder.commandTimeout);
-        long leaseMillis = builder.lease.toMillis();
-        Watchdog watchdog = new Watchdog(scripts, leaseMillis, builder.commandTimeout,
+                : openSideConnection(topology, acks, commandTimeout);
+        ScriptRegistry sideScripts = side == null ? null : new ScriptRegistry(side, metrics, commandTimeout);
+        long leaseMillis = options.lease().toMillis();
+        Watchdog watchdog = new Watchdog(scripts, leaseMillis, commandTimeout,
                 "synchronizers-watchdog-" + clientId.substring(0, 8), metrics, topology::batchGroup);
-        List<LostHoldListeners.Registration> registrations = new ArrayList<>();
-        for (LostHoldListeners.Registration registration : builder.listeners) {
-            registrations.add(registration.executor() != null
-                    ? registration
-                    : new LostHoldListeners.Registration(registration.listener(), watchdog.executor()));
-        }
         this.closed = new AtomicBoolean();
         if (acks != null) {
             watchdog.acknowledgeRenewals(sideScripts,
                     () -> side.waitForReplication(acks.replicas(), acks.timeout().toMillis()), acks::met);
         }
-        this.machinery = new Machinery(clientId, builder.keyPrefix, topology.commands(), scripts, watchdog,
-                new WakeupDispatcher(topology.pubSub(), builder.commandTimeout, Owner.prefixOf(clientId), metrics),
-                new LostHoldListeners(registrations, metrics), metrics, leaseMillis, builder.commandTimeout, acks, side,
+        this.machinery = new Machinery(clientId, options.keyPrefix(), topology.commands(), scripts, watchdog,
+                new WakeupDispatcher(topology.pubSub(), commandTimeout, Owner.prefixOf(clientId), metrics),
+                options.lostHoldListeners(watchdog.executor(), metrics), metrics, leaseMillis, commandTimeout, acks, side,
                 sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed);
         metrics.clientGauges(machinery.watchdog::registered, machinery.watchdog::pendingRetries,
                 machinery.wakeups::subscribedChannels);
@@ -305,13 +282,8 @@ public final class RedisSynchronizers implements Synchronizers {
         private RedisClient client;
         private List<RedisURI> clusterSeeds;
         private RedisClusterClient clusterClient;
-        private String keyPrefix = "sync";
-        private Duration lease = Duration.ofSeconds(30);
-        private Duration commandTimeout = Duration.ofSeconds(5);
-        private final List<LostHoldListeners.Registration> listeners = new ArrayList<>();
-        /** A MeterRegistry, typed Object so that this class never makes the JVM load Micrometer. */
-        private Object meterRegistry;
-        private Function<String, String> meterNameTag;
+        /** The settings shared with {@link Redlock.Builder}; build() gives each client a copy. */
+        private ClientOptions options = new ClientOptions();
         private ReplicaAcks replicaAcks;
 
         private Builder() {
@@ -411,7 +383,7 @@ public final class RedisSynchronizers implements Synchronizers {
          *     the hash tags that keep a synchronizer's keys in one Cluster slot)
          */
         public Builder keyPrefix(String keyPrefix) {
-            this.keyPrefix = Settings.keyPrefix(keyPrefix);
+            options.keyPrefix(keyPrefix);
             return this;
         }
 
@@ -425,7 +397,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws IllegalArgumentException if it is shorter than 30 ms
          */
         public Builder lease(Duration lease) {
-            this.lease = Settings.lease(lease);
+            options.lease(lease);
             return this;
         }
 
@@ -439,7 +411,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws IllegalArgumentException if it is not positive
          */
         public Builder commandTimeout(Duration commandTimeout) {
-            this.commandTimeout = Settings.commandTimeout(commandTimeout);
+            options.commandTimeout(commandTimeout);
             return this;
         }
 
@@ -452,8 +424,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if {@code listener} is null
          */
         public Builder lostHoldListener(LostHoldListener listener) {
-            Objects.requireNonNull(listener, "listener must not be null");
-            listeners.add(new LostHoldListeners.Registration(listener, null));
+            options.lostHoldListener(listener);
             return this;
         }
 
@@ -466,9 +437,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if either is null
          */
         public Builder lostHoldListener(LostHoldListener listener, Executor executor) {
-            Objects.requireNonNull(listener, "listener must not be null");
-            Objects.requireNonNull(executor, "executor must not be null");
-            listeners.add(new LostHoldListeners.Registration(listener, executor));
+            options.lostHoldListener(listener, executor);
             return this;
         }
 
@@ -486,7 +455,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if {@code registry} is null
          */
         public Builder meterRegistry(MeterRegistry registry) {
-            this.meterRegistry = Objects.requireNonNull(registry, "registry must not be null");
+            options.meterRegistry(registry);
             return this;
         }
 
@@ -505,7 +474,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if {@code nameTag} is null
          */
         public Builder meterNameTag(Function<String, String> nameTag) {
-            this.meterNameTag = Objects.requireNonNull(nameTag, "nameTag must not be null");
+            options.meterNameTag(nameTag);
             return this;
         }
 
@@ -567,77 +536,37 @@ public final class RedisSynchronizers implements Synchronizers {
             if (replicaAcks != null && (clusterSeeds != null || clusterClient != null)) {
                 throw new IllegalStateException("replicaAcks is not supported on a Redis Cluster");
             }
+            Duration commandTimeout = options.commandTimeout();
             if (replicaAcks != null && replicaAcks.timeout().compareTo(commandTimeout) >= 0) {
                 throw new IllegalStateException("replicaAcks' timeout (" + replicaAcks.timeout().toMillis()
                         + " ms) must be shorter than the commandTimeout (" + commandTimeout.toMillis() + " ms)");
             }
-            if (meterNameTag != null && meterRegistry == null) {
-                throw new IllegalStateException("meterNameTag is set but meterRegistry is not: call meterRegistry(...)");
-            }
+            options.checkMeters();
             Builder copy = new Builder();
-            if (uriText != null) {
-                // A fresh copy per client, with the command timeout: RedisURI's builder cannot copy a
-                // Sentinel URI, so the text is parsed again.
-                copy.uri = RedisURI.create(uriText);
-                copy.uri.setTimeout(commandTimeout);
-            } else {
-                copy.uri = uri;
-            }
+            // A URI given as text is parsed again, into a fresh copy per client with the command timeout.
+            copy.uri = uriText != null ? options.parseUri(uriText) : uri;
             copy.client = client;
             copy.clusterSeeds = clusterSeeds == null ? null : clusterSeeds.stream()
                     .map(seed -> RedisURI.builder(seed).withTimeout(commandTimeout).build()).toList();
             copy.clusterClient = clusterClient;
-            copy.keyPrefix = keyPrefix;
-            copy.lease = lease;
-            copy.commandTimeout = commandTimeout;
-            copy.listeners.addAll(listeners);
-            copy.meterRegistry = meterRegistry;
-            copy.meterNameTag = meterNameTag;
+            copy.options = options.copy();
             copy.replicaAcks = replicaAcks;
             return new RedisSynchronizers(copy);
         }
 
         /** Connects to the target, with the options of a client created here; see the class comment. */
         private Topology connect() {
+            Duration commandTimeout = options.commandTimeout();
             if (clusterSeeds != null || clusterClient != null) {
-                ClusterClientOptions.Builder options = ClusterClientOptions.builder()
-                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                                // Every adaptive trigger (MOVED, ASK, reconnect storms, uncovered slots,
-                                // unknown nodes) is on by default; the periodic refresh is not.
-                                .enablePeriodicRefresh(TOPOLOGY_REFRESH)
-                                .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
-                                .refreshTriggersReconnectAttempts(2)
-                                .build())
-                        .autoReconnect(true)
-                        // Node connections open lazily, on a node's first command (and a new master's
-                        // after a failover): that command waits for the connection, within the command
-                        // timeout, instead of being refused. A command that times out waiting is never
-                        // sent later, and one that was sent is settled like any unknown outcome.
-                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.ACCEPT_COMMANDS)
-                        .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-                        .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build());
-                options.replayFilter(command -> true);
                 return ClusterTopology.connect(clusterClient, clusterSeeds == null ? List.of() : clusterSeeds,
-                        options.build(), commandTimeout);
+                        ClusterTopology.clientOptions(commandTimeout), commandTimeout);
             }
             if (!uri.getSentinels().isEmpty()) {
-                return SentinelTopology.connect(client, uri, standaloneOptions(commandTimeout), commandTimeout);
+                return SentinelTopology.connect(client, uri, StandaloneTopology.clientOptions(commandTimeout),
+                        commandTimeout);
             }
-            return StandaloneTopology.connect(client, uri, standaloneOptions(commandTimeout), commandTimeout);
+            return StandaloneTopology.connect(client, uri, StandaloneTopology.clientOptions(commandTimeout),
+                    commandTimeout);
         }
-    }
-
-    /**
-     * The options of a Lettuce client created for one server (see the class comment): commands
-     * refused while disconnected, never replayed after a reconnect, bounded by {@code commandTimeout}.
-     */
-    static ClientOptions standaloneOptions(Duration commandTimeout) {
-        return ClientOptions.builder()
-                .autoReconnect(true)
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .replayFilter(command -> true)
-                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build())
-                .build();
     }
 }

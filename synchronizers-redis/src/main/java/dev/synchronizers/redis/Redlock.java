@@ -5,7 +5,6 @@ import com.github.benmanes.caffeine.cache.LoadingCache;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.SynchronizerUnavailableException;
-import dev.synchronizers.redis.metrics.MicrometerRecorder;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.wakeup.FanOutTransport;
 import dev.synchronizers.redis.wakeup.PubSubTransport;
@@ -100,14 +99,13 @@ public final class Redlock implements AutoCloseable {
     private final LoadingCache<String, RedisLock> locks;
 
     private Redlock(Builder builder, List<RedisURI> uris) {
+        ClientOptions options = builder.options;
         this.clientId = UUID.randomUUID().toString();
-        this.leaseMillis = builder.lease.toMillis();
+        this.leaseMillis = options.lease().toMillis();
         this.clockDriftFactor = builder.clockDriftFactor;
-        this.timeout = builder.commandTimeout;
+        this.timeout = options.commandTimeout();
         this.quorum = uris.size() / 2 + 1;
-        this.metrics = builder.meterRegistry == null
-                ? Recorder.NONE
-                : new MicrometerRecorder(builder.meterRegistry, builder.meterNameTag, clientId);
+        this.metrics = options.recorder(clientId);
         Duration drift = Duration.ofMillis(driftMillis(leaseMillis));
         List<RedlockNode> built = new ArrayList<>();
         for (int i = 0; i < uris.size(); i++) {
@@ -146,14 +144,8 @@ public final class Redlock implements AutoCloseable {
         events.setRemoveOnCancelPolicy(true);
         long tickMillis = Math.max(1, leaseMillis / 3);
         events.scheduleWithFixedDelay(this::chores, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
-        List<LostHoldListeners.Registration> registrations = new ArrayList<>();
-        for (LostHoldListeners.Registration registration : builder.listeners) {
-            registrations.add(registration.executor() != null
-                    ? registration
-                    : new LostHoldListeners.Registration(registration.listener(), events));
-        }
-        this.context = new ClientContext("Redlock", clientId, builder.keyPrefix, wakeups,
-                new LostHoldListeners(registrations, metrics), metrics, leaseMillis, timeout, closed);
+        this.context = new ClientContext("Redlock", clientId, options.keyPrefix(), wakeups,
+                options.lostHoldListeners(events, metrics), metrics, leaseMillis, timeout, closed);
         metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
         this.locks = Caffeine.newBuilder().weakValues()
                 .build(name -> new RedisLock(new QuorumLockBackend(name, this, context), null));
@@ -324,14 +316,9 @@ public final class Redlock implements AutoCloseable {
     /** A builder of a {@link Redlock} client. Not thread-safe. */
     public static final class Builder {
         private List<String> uris;
-        private String keyPrefix = "sync";
-        private Duration lease = Duration.ofSeconds(30);
+        /** The settings shared with {@link RedisSynchronizers.Builder}. */
+        private final ClientOptions options = new ClientOptions();
         private double clockDriftFactor = 0.01;
-        private Duration commandTimeout = Duration.ofSeconds(5);
-        private final List<LostHoldListeners.Registration> listeners = new ArrayList<>();
-        /** A MeterRegistry, typed Object so that Micrometer is loaded only when one is given. */
-        private Object meterRegistry;
-        private Function<String, String> meterNameTag;
 
         private Builder() {
         }
@@ -382,7 +369,7 @@ public final class Redlock implements AutoCloseable {
          * @throws IllegalArgumentException if it is empty or contains '{' or '}'
          */
         public Builder keyPrefix(String keyPrefix) {
-            this.keyPrefix = Settings.keyPrefix(keyPrefix);
+            options.keyPrefix(keyPrefix);
             return this;
         }
 
@@ -397,7 +384,7 @@ public final class Redlock implements AutoCloseable {
          * @throws IllegalArgumentException if it is shorter than 30 ms
          */
         public Builder lease(Duration lease) {
-            this.lease = Settings.lease(lease);
+            options.lease(lease);
             return this;
         }
 
@@ -428,7 +415,7 @@ public final class Redlock implements AutoCloseable {
          * @throws IllegalArgumentException if it is not positive
          */
         public Builder commandTimeout(Duration commandTimeout) {
-            this.commandTimeout = Settings.commandTimeout(commandTimeout);
+            options.commandTimeout(commandTimeout);
             return this;
         }
 
@@ -442,8 +429,7 @@ public final class Redlock implements AutoCloseable {
          * @throws NullPointerException if {@code listener} is null
          */
         public Builder lostHoldListener(LostHoldListener listener) {
-            Objects.requireNonNull(listener, "listener must not be null");
-            listeners.add(new LostHoldListeners.Registration(listener, null));
+            options.lostHoldListener(listener);
             return this;
         }
 
@@ -456,9 +442,7 @@ public final class Redlock implements AutoCloseable {
          * @throws NullPointerException if either is null
          */
         public Builder lostHoldListener(LostHoldListener listener, Executor executor) {
-            Objects.requireNonNull(listener, "listener must not be null");
-            Objects.requireNonNull(executor, "executor must not be null");
-            listeners.add(new LostHoldListeners.Registration(listener, executor));
+            options.lostHoldListener(listener, executor);
             return this;
         }
 
@@ -472,7 +456,7 @@ public final class Redlock implements AutoCloseable {
          * @throws NullPointerException if {@code registry} is null
          */
         public Builder meterRegistry(MeterRegistry registry) {
-            this.meterRegistry = Objects.requireNonNull(registry, "registry must not be null");
+            options.meterRegistry(registry);
             return this;
         }
 
@@ -485,7 +469,7 @@ public final class Redlock implements AutoCloseable {
          * @throws NullPointerException if {@code nameTag} is null
          */
         public Builder meterNameTag(Function<String, String> nameTag) {
-            this.meterNameTag = Objects.requireNonNull(nameTag, "nameTag must not be null");
+            options.meterNameTag(nameTag);
             return this;
         }
 
@@ -505,21 +489,13 @@ public final class Redlock implements AutoCloseable {
             if (uris == null) {
                 throw new IllegalStateException("no nodes: call nodes(...)");
             }
-            long leaseMillis = lease.toMillis();
+            long leaseMillis = options.lease().toMillis();
             if (driftMillis(leaseMillis, clockDriftFactor) >= leaseMillis / 2) {
                 throw new IllegalStateException("the drift allowance (lease × clockDriftFactor + 2 ms) must be under half"
                         + " the lease: lease " + leaseMillis + " ms, clockDriftFactor " + clockDriftFactor);
             }
-            if (meterNameTag != null && meterRegistry == null) {
-                throw new IllegalStateException("meterNameTag is set but meterRegistry is not: call meterRegistry(...)");
-            }
-            List<RedisURI> parsed = new ArrayList<>();
-            for (String uri : uris) {
-                RedisURI node = RedisURI.create(uri);
-                node.setTimeout(commandTimeout);
-                parsed.add(node);
-            }
-            return new Redlock(this, parsed);
+            options.checkMeters();
+            return new Redlock(this, uris.stream().map(options::parseUri).toList());
         }
     }
 }

@@ -93,7 +93,7 @@ final class RedlockNode {
                 return null;
             }
             StandaloneTopology connected = StandaloneTopology.connect(null, uri,
-                    RedisSynchronizers.standaloneOptions(timeout), timeout);
+                    StandaloneTopology.clientOptions(timeout), timeout);
             // Follow-ups that failed while the node was down go out as soon as it is back.
             connected.onReconnect(watchdog::retryNow);
             topology = connected;

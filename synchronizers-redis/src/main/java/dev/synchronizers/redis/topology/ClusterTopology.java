@@ -3,10 +3,14 @@ package dev.synchronizers.redis.topology;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.wakeup.ClusterPubSubTransport;
 import dev.synchronizers.redis.wakeup.PubSubTransport;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -26,6 +30,9 @@ import java.util.List;
  * owns their channel's slot ({@link ClusterPubSubTransport}).
  */
 public final class ClusterTopology implements Topology {
+
+    /** How often a client created here refreshes its view of the slots, besides on redirections. */
+    private static final Duration TOPOLOGY_REFRESH = Duration.ofSeconds(5);
 
     private final RedisClusterClient client;
     private final boolean ownsClient;
@@ -49,6 +56,40 @@ public final class ClusterTopology implements Topology {
         this.timeout = timeout;
         this.transport = new ClusterPubSubTransport(pubSubConnection, connection::getPartitions,
                 client::refreshPartitionsAsync, sharded);
+    }
+
+    /**
+     * Returns the options of a Lettuce cluster client created here: its view of the slots is
+     * refreshed every 5 s and on redirections ({@code MOVED}, {@code ASK}), reconnect storms,
+     * uncovered slots and unknown nodes; it reconnects by itself and never replays a command after
+     * a reconnect (a replayed acquire could take a lock nobody knows it holds); a command to a node
+     * not connected yet waits for the connection within {@code commandTimeout} instead of being
+     * refused; every command and every connection attempt is bounded by {@code commandTimeout};
+     * and its sockets use the keep-alive of {@link StandaloneTopology#KEEP_ALIVE}.
+     *
+     * @param commandTimeout the command timeout, positive
+     * @return the options, for {@link #connect}
+     */
+    public static ClusterClientOptions clientOptions(Duration commandTimeout) {
+        ClusterClientOptions.Builder options = ClusterClientOptions.builder()
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        // Every adaptive trigger (MOVED, ASK, reconnect storms, uncovered slots,
+                        // unknown nodes) is on by default; the periodic refresh is not.
+                        .enablePeriodicRefresh(TOPOLOGY_REFRESH)
+                        .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+                        .refreshTriggersReconnectAttempts(2)
+                        .build())
+                .autoReconnect(true)
+                // Node connections open lazily, on a node's first command (and a new master's
+                // after a failover): that command waits for the connection, within the command
+                // timeout, instead of being refused. A command that times out waiting is never
+                // sent later, and one that was sent is settled like any unknown outcome.
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.ACCEPT_COMMANDS)
+                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout)
+                        .keepAlive(StandaloneTopology.KEEP_ALIVE).build());
+        options.replayFilter(command -> true);
+        return options.build();
     }
 
     /**

@@ -8,6 +8,8 @@ import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
@@ -24,6 +26,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * this one lets Lettuce ask the sentinels for the master when it connects and reconnects only.
  */
 public final class StandaloneTopology implements Topology {
+
+    /**
+     * TCP keep-alive on every connection of a client created here (here and in
+     * {@link ClusterTopology}): keeps an idle connection's NAT and firewall entries alive, and lets
+     * the kernel find a dead peer after about a minute of silence. The Pub/Sub connection's health
+     * check (a PING every watchdog tick) finds one sooner.
+     */
+    static final SocketOptions.KeepAliveOptions KEEP_ALIVE = SocketOptions.KeepAliveOptions.builder()
+            .enable().idle(Duration.ofSeconds(30)).interval(Duration.ofSeconds(10)).count(3).build();
 
     private final RedisClient client;
     private final boolean ownsClient;
@@ -45,6 +56,26 @@ public final class StandaloneTopology implements Topology {
         this.pubSubConnection = pubSubConnection;
         this.sharded = sharded;
         this.transport = new SingleConnectionTransport(pubSubConnection, sharded);
+    }
+
+    /**
+     * Returns the options of a Lettuce client created for one server (a standalone server, the
+     * master a Sentinel set names, or a Redlock node): it reconnects by itself, refuses commands
+     * while disconnected, never replays a command after a reconnect (a replayed acquire could take
+     * a lock nobody knows it holds), bounds every command and every connection attempt by
+     * {@code commandTimeout}, and keeps its sockets alive ({@link #KEEP_ALIVE}).
+     *
+     * @param commandTimeout the command timeout, positive
+     * @return the options, for {@link #connect} or {@link SentinelTopology#connect}
+     */
+    public static ClientOptions clientOptions(Duration commandTimeout) {
+        return ClientOptions.builder()
+                .autoReconnect(true)
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                .replayFilter(command -> true)
+                .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build())
+                .build();
     }
 
     /**
