@@ -2,9 +2,7 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -18,11 +16,9 @@ import java.util.concurrent.locks.LockSupport;
  * remaining lease), whichever is first. It never polls Redis in a loop: every try follows a
  * wake-up, an expired lease, or a reconnect.
  *
- * <p>With a local queue (the non-fair lock), waiters of this client line up in arrival order, and
- * only the first of them talks to Redis. A thread of this client that unlocks may {@linkplain
- * #reserveHead() reserve} the first in line while it is idle (parked in line, or asleep between
- * tries) and hand the lock to it; a reserved waiter neither tries, wakes to leave, nor gives up
- * until the hand-over is {@linkplain #settle settled}. Without a local queue (the fair lock), every
+ * <p>With a local queue (the non-fair lock), waiters of this client line up in arrival order
+ * ({@link LocalLine}), and only the first of them talks to Redis; a neighbour's unlock may hand it
+ * the lock without its own round trip. Without a local queue (the fair lock), every
  * waiter keeps its own place in Redis's queue and is woken by name. Where Redis serves the queue
  * itself (the fair lock, the semaphore), the message that names the waiter says it has been
  * handed what it waited for ({@link Step#granted(String)}), and the waiter returns without another
@@ -47,24 +43,6 @@ final class Acquirer {
         Attempt attempt(boolean subscribed);
 
         /**
-         * Tells whether a thread of this client holds what the waiter waits for, so that its
-         * release will wake the local queue's head directly: the head then need not ask Redis
-         * until woken. Only consulted with a local queue.
-         */
-        default boolean heldLocally() {
-            return false;
-        }
-
-        /**
-         * Tells whether this waiter must try before joining the local line: it may hold what the
-         * line waits for already (an earlier call of its thread ran in Redis but its reply was
-         * lost), and behind the line it would wait for itself until that hold's lease ran out.
-         */
-        default boolean mustTryFirst() {
-            return false;
-        }
-
-        /**
          * Tells whether a failed first try already registered the waiter in Redis (a queue place,
          * a waiting mark), so that a release after it wakes this waiter: then, if the channel was
          * live before that try, the waiter may sleep without a second try after subscribing.
@@ -85,22 +63,6 @@ final class Acquirer {
             throw new IllegalStateException("this synchronizer does not grant by message");
         }
 
-        /**
-         * Returns the owner string a neighbour may hand the lock to while this waiter is first in
-         * the local line and idle ({@link #reserveHead()}), or null if it cannot take a hand-over.
-         */
-        default String handoverOwner() {
-            return null;
-        }
-
-        /**
-         * Told that a neighbour's hand-over to this waiter may have taken effect in Redis though its
-         * reply was lost ({@link #settleInDoubt}): if the waiter stops without acquiring and
-         * without a try's answer since, {@link #done} must give back what Redis may have handed it.
-         */
-        default void handoverInDoubt() {
-        }
-
         /** Called once the waiter is subscribed and about to wait, e.g. to keep its queue place leased. */
         default void waiting(WakeupDispatcher.Subscription subscription) {
         }
@@ -119,7 +81,7 @@ final class Acquirer {
     private final String channel;
     private final long recheckNanos;
     /** This client's waiters in arrival order, the first talking to Redis; null without a local queue. */
-    private final ConcurrentLinkedQueue<Node> line;
+    private final LocalLine line;
     /** Counts the hand-overs this synchronizer's waiters receive. */
     private final SynchronizerMeters meters;
 
@@ -129,7 +91,7 @@ final class Acquirer {
         this.meters = meters;
         this.channel = channel;
         this.recheckNanos = TimeUnit.MILLISECONDS.toNanos(context.leaseMillis);
-        this.line = localQueue ? new ConcurrentLinkedQueue<>() : null;
+        this.line = localQueue ? new LocalLine() : null;
     }
 
     /**
@@ -137,6 +99,7 @@ final class Acquirer {
      * {@code interruptible}, the thread is interrupted.
      *
      * @param step the acquire steps
+     * @param participant what the local line asks of the waiter; null for {@link LocalLine#PLAIN}
      * @param owner the waiter's owner string, which a wake-up may name
      * @param timeoutNanos how long to wait: {@link #FOREVER}, or a duration; zero or less makes one
      *     attempt
@@ -147,7 +110,11 @@ final class Acquirer {
      *     status is cleared and nothing is held (a step in flight is waited for first, and a
      *     successful one returned rather than abandoned)
      */
-    Attempt acquire(Step step, String owner, long timeoutNanos, boolean interruptible) throws InterruptedException {
+    Attempt acquire(Step step, LocalLine.Participant participant, String owner, long timeoutNanos,
+            boolean interruptible) throws InterruptedException {
+        if (participant == null) {
+            participant = LocalLine.PLAIN;
+        }
         if (interruptible && Thread.interrupted()) {
             throw new InterruptedException();
         }
@@ -155,7 +122,7 @@ final class Acquirer {
         // Barge once, unless local waiters line up: they would only find the lock taken by a
         // neighbour and sleep again, costing Redis an attempt for nothing.
         Attempt first = null;
-        if (timeoutNanos <= 0 || line == null || line.isEmpty() || step.mustTryFirst()) {
+        if (timeoutNanos <= 0 || line == null || line.isEmpty() || participant.mustTryFirst()) {
             try {
                 first = step.attempt(false);
             } catch (RuntimeException e) {
@@ -172,11 +139,10 @@ final class Acquirer {
             }
         }
         boolean acquired = false;
-        Node node = line == null ? null : new Node(step);
+        LocalLine.Node node = line == null ? null : line.join(participant);
         try {
             if (node != null) {
-                line.add(node);
-                Attempt handed = waitInLine(node, start, timeoutNanos, interruptible);
+                Attempt handed = waitInLine(step, node, start, timeoutNanos, interruptible);
                 if (handed != null) {
                     acquired = handed.acquired();
                     return handed;
@@ -188,7 +154,7 @@ final class Acquirer {
         } catch (RuntimeException e) {
             // A neighbour may have reserved this waiter (e.g. while it subscribed): what it was
             // handed is held already, so take it rather than leave it held by nobody.
-            if (node != null && !mayGiveUp(node)) {
+            if (node != null && !LocalLine.mayGiveUp(node)) {
                 Attempt handed = claim(step, node.grant, true);
                 acquired = handed.acquired();
                 return handed;
@@ -196,7 +162,7 @@ final class Acquirer {
             throw context.unlessClosed(e);
         } finally {
             if (node != null) {
-                leaveLine(node);
+                line.leave(node);
             }
             step.done(acquired);
         }
@@ -206,15 +172,15 @@ final class Acquirer {
      * Waits until the node is first in line (returns null: go and ask Redis), or was handed the
      * lock (returns that attempt), or the time is up (returns a failed attempt).
      */
-    private Attempt waitInLine(Node node, long start, long timeoutNanos, boolean interruptible)
+    private Attempt waitInLine(Step step, LocalLine.Node node, long start, long timeoutNanos, boolean interruptible)
             throws InterruptedException {
         boolean interrupted = false;
         try {
             while (true) {
                 if (node.grant != null) {
-                    return claim(node.step, node.grant, true);
+                    return claim(step, node.grant, true);
                 }
-                if (line.peek() == node) {
+                if (line.isFirst(node)) {
                     return null;
                 }
                 long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
@@ -223,7 +189,7 @@ final class Acquirer {
                     interrupted = true;
                 }
                 if (remaining <= 0 || interruptNow && interruptible) {
-                    if (mayGiveUp(node)) {
+                    if (LocalLine.mayGiveUp(node)) {
                         if (interruptNow) {
                             throw new InterruptedException();
                         }
@@ -232,7 +198,7 @@ final class Acquirer {
                     if (interruptNow) {
                         Thread.currentThread().interrupt();
                     }
-                    return claim(node.step, node.grant, true);
+                    return claim(step, node.grant, true);
                 }
                 LockSupport.parkNanos(this, Math.min(remaining, recheckNanos));
             }
@@ -243,7 +209,7 @@ final class Acquirer {
         }
     }
 
-    private Attempt waitInRedis(Step step, Node node, String owner, Attempt first, long start, long timeoutNanos,
+    private Attempt waitInRedis(Step step, LocalLine.Node node, String owner, Attempt first, long start, long timeoutNanos,
             boolean interruptible) throws InterruptedException {
         boolean interrupted = false;
         context.checkOpen();
@@ -274,7 +240,7 @@ final class Acquirer {
                 }
                 if (Thread.interrupted()) {
                     if (interruptible) {
-                        if (mayGiveUp(node)) {
+                        if (LocalLine.mayGiveUp(node)) {
                             throw new InterruptedException();
                         }
                         Thread.currentThread().interrupt();
@@ -285,7 +251,7 @@ final class Acquirer {
                 if (attempt != null) {
                     long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
                     if (remaining <= 0) {
-                        if (mayGiveUp(node)) {
+                        if (LocalLine.mayGiveUp(node)) {
                             return attempt;
                         }
                         continue;
@@ -296,14 +262,14 @@ final class Acquirer {
                 }
                 // Forget wake-ups before the check, so any release after it wakes the sleep below.
                 subscription.reset();
-                if (node != null && step.heldLocally()) {
+                if (node != null && node.participant.heldLocally()) {
                     // The holder is a neighbour: its unlock() hands the lock over or wakes this
                     // head (already in place, and its hold is dropped from the books only before
                     // that), so asking Redis now could only fail. Sleep until then, bounded as
                     // every sleep is.
                     long remaining = timeoutNanos == FOREVER ? FOREVER : timeoutNanos - (System.nanoTime() - start);
                     if (remaining <= 0) {
-                        if (mayGiveUp(node)) {
+                        if (LocalLine.mayGiveUp(node)) {
                             return new Attempt(false, -1, -1, start);
                         }
                         continue;
@@ -316,7 +282,7 @@ final class Acquirer {
                     // time ran out meanwhile, stop now rather than try past the deadline.
                     node.awaitSettled();
                     if (node.grant == null && timeoutNanos != FOREVER
-                            && timeoutNanos - (System.nanoTime() - start) <= 0 && mayGiveUp(node)) {
+                            && timeoutNanos - (System.nanoTime() - start) <= 0 && LocalLine.mayGiveUp(node)) {
                         return new Attempt(false, -1, -1, start);
                     }
                     continue;
@@ -367,152 +333,25 @@ final class Acquirer {
                 : recheckNanos;
     }
 
-    /**
-     * Tells whether a waiter that wants to stop (timed out, interrupted, failed) may: always
-     * without a local line; with one, it first leaves the line for good, waiting out any
-     * reservation a neighbour's unlock holds on it, so that no hand-over can reach it afterwards.
-     * It may not stop if such a hand-over granted it the lock ({@link Node#grant}): that is held.
-     */
-    private static boolean mayGiveUp(Node node) {
-        if (node == null) {
-            return true;
-        }
-        while (!node.leave()) {
-            node.awaitSettled();
-        }
-        return node.grant == null;
-    }
-
-    /** Takes the node out of the line for good; the next in line, if any, goes on. */
-    private void leaveLine(Node node) {
-        node.state.set(Node.LEFT);
-        line.remove(node);
-        wakeFirst();
-    }
-
-    private void wakeFirst() {
-        Node first = line.peek();
-        if (first != null) {
-            first.wake();
-        }
-    }
-
     /** Wakes the local waiter that talks to Redis, if any: a local release need not wait for Pub/Sub. */
     void wakeHead() {
         if (line != null) {
-            wakeFirst();
+            line.wakeHead();
         }
     }
 
-    /**
-     * Reserves the first local waiter for a hand-over, if it is idle (parked in line, or asleep
-     * between tries) and can take one: until the caller {@linkplain #settle settles} the
-     * reservation, which it must, the waiter neither tries, gives up nor leaves.
-     *
-     * @return the reserved waiter and its owner string, or null if there is none to hand over to
-     */
-    Handover reserveHead() {
-        Node first = line == null ? null : line.peek();
-        String owner = first == null ? null : first.step.handoverOwner();
-        if (owner == null || !first.state.compareAndSet(Node.IDLE, Node.RESERVED)) {
-            return null;
-        }
-        return new Handover(first, owner);
-    }
-
-    /**
-     * Ends a reservation and wakes the waiter: granted with {@code detail}, or, if null, to go on
-     * by itself.
-     *
-     * @param handover what {@link #reserveHead()} returned
-     * @param detail what the waiter was handed (see {@link Step#granted(String)}), or null
-     */
-    void settle(Handover handover, String detail) {
-        Node node = handover.node();
-        if (detail != null) {
-            node.grant = detail;
-        }
-        node.state.set(Node.IDLE);
-        node.wake();
-    }
-
-    /**
-     * Ends a reservation whose hand-over may or may not have happened in Redis (its reply was
-     * lost): the waiter is told so ({@link Step#handoverInDoubt()}) and goes on by itself.
-     *
-     * @param handover what {@link #reserveHead()} returned
-     */
-    void settleInDoubt(Handover handover) {
-        handover.node().step.handoverInDoubt();
-        settle(handover, null);
-    }
-
-    /** A reserved first waiter; it must be {@linkplain #settle settled}. */
-    record Handover(Node node, String owner) {
+    /** The local line, for a hand-over ({@link LocalLine#reserveHead()}); null without one. */
+    LocalLine line() {
+        return line;
     }
 
     /** Tells whether local threads wait in the local queue, for {@code toString()}. */
     boolean hasWaiters() {
-        return line != null && !line.isEmpty();
+        return line != null && line.size() > 0;
     }
 
     /** How many threads of this client wait in the local queue; 0 without one. */
     int localWaiters() {
         return line == null ? 0 : line.size();
-    }
-
-    /** One local waiter's place in the line. */
-    static final class Node {
-        /** Parked in line, or asleep between tries: may be reserved. */
-        static final int IDLE = 0;
-        /** Trying in Redis. */
-        static final int BUSY = 1;
-        /** Reserved for a hand-over that is under way. */
-        static final int RESERVED = 2;
-        /** Gone: acquired, gave up or failed. */
-        static final int LEFT = 3;
-        private static final long SETTLE_PROBE_NANOS = 100_000;
-
-        final Step step;
-        final Thread thread = Thread.currentThread();
-        final AtomicInteger state = new AtomicInteger(IDLE);
-        /** What a neighbour handed over; null until then. */
-        volatile String grant;
-        /** The waiter's subscription while it waits in Redis, for a wake to end its sleep. */
-        volatile WakeupDispatcher.Subscription subscription;
-
-        Node(Step step) {
-            this.step = step;
-        }
-
-        /** Marks the waiter as trying; false if it is reserved (then it must await the outcome). */
-        boolean busy() {
-            return state.compareAndSet(IDLE, BUSY);
-        }
-
-        /** Marks the waiter idle again after a try. */
-        void idle() {
-            state.compareAndSet(BUSY, IDLE);
-        }
-
-        /** Marks the waiter as leaving, if not already; false if it is reserved (then it must await the outcome). */
-        boolean leave() {
-            return state.get() == LEFT || state.compareAndSet(IDLE, LEFT) || state.compareAndSet(BUSY, LEFT);
-        }
-
-        /** Waits until a reservation is settled; the neighbour settles within its one command's timeout. */
-        void awaitSettled() {
-            while (state.get() == RESERVED) {
-                LockSupport.parkNanos(this, SETTLE_PROBE_NANOS);
-            }
-        }
-
-        void wake() {
-            WakeupDispatcher.Subscription waiting = subscription;
-            if (waiting != null) {
-                waiting.wake();
-            }
-            LockSupport.unpark(thread);
-        }
     }
 }

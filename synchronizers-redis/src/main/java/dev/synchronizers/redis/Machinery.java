@@ -207,6 +207,68 @@ final class Machinery extends ClientContext {
         }
     }
 
+    /** One acquisition that may not count once acquired (see {@link #acquireCounted}). */
+    interface Countable {
+        /**
+         * Waits for the synchronizer once, for at most {@code timeoutNanos} ({@link Acquirer#FOREVER},
+         * or zero or less for one try).
+         */
+        Attempt acquire(long timeoutNanos) throws InterruptedException;
+
+        /** Whether what {@code acquired} got counts: see {@link #replicated}. */
+        boolean counts(Attempt acquired);
+
+        /** Gives back at once what {@code acquired} got that does not count: it was never the caller's. */
+        void giveBack(Attempt acquired);
+    }
+
+    /**
+     * Acquires until an acquisition counts or the wait ends: an acquisition granted by a server the
+     * client now knows is no longer the master, or that fewer replicas have than asked (a failover
+     * now could forget it), is given back, and the wait goes on, after a pause if replicas fell
+     * short ({@link #pauseAfterShortAcks}). One whose check fails is given back too, and the
+     * failure thrown.
+     *
+     * @param timeoutNanos {@link Acquirer#FOREVER}, or how long to wait (zero or less: one try)
+     * @param interruptible whether an interrupt during a pause throws {@link InterruptedException}
+     * @return the acquisition that counts, or a failed attempt once the wait is over
+     * @throws InterruptedException if interrupted while waiting, as {@code acquisition} says
+     */
+    Attempt acquireCounted(long timeoutNanos, boolean interruptible, Countable acquisition)
+            throws InterruptedException {
+        long start = System.nanoTime();
+        boolean forever = timeoutNanos == Acquirer.FOREVER;
+        int shortRounds = 0;
+        while (true) {
+            long remaining = forever || timeoutNanos <= 0
+                    ? timeoutNanos
+                    : Math.max(1, timeoutNanos - (System.nanoTime() - start));
+            Attempt attempt = acquisition.acquire(remaining);
+            if (!attempt.acquired()) {
+                return attempt;
+            }
+            boolean counts;
+            try {
+                counts = acquisition.counts(attempt);
+            } catch (RuntimeException e) {
+                acquisition.giveBack(attempt);
+                throw e;
+            }
+            if (counts) {
+                return attempt;
+            }
+            acquisition.giveBack(attempt);
+            Attempt over = new Attempt(false, -1, -1, start);
+            if (!forever && (timeoutNanos <= 0 || System.nanoTime() - start >= timeoutNanos)) {
+                return over;
+            }
+            pauseAfterShortAcks(++shortRounds, start + timeoutNanos, forever, interruptible);
+            if (!forever && System.nanoTime() - start >= timeoutNanos) {
+                return over;
+            }
+        }
+    }
+
     /**
      * Pauses a wait that just gave back an acquisition short of replica acknowledgements, before
      * its next try, so that a replica that stopped acknowledging does not turn the wait into a loop

@@ -79,7 +79,7 @@ final class QuorumLockBackend extends LockBackend {
             Consumer<Grant> book) throws InterruptedException {
         Waiter waiter = new Waiter(fixedLeaseMillis);
         String threadOwner = Owner.ofThread(context.clientId, threadId).encode();
-        Attempt attempt = acquirer.acquire(waiter, threadOwner, timeoutNanos, interruptible);
+        Attempt attempt = acquirer.acquire(waiter, waiter, threadOwner, timeoutNanos, interruptible);
         if (!attempt.acquired()) {
             return false;
         }
@@ -105,7 +105,7 @@ final class QuorumLockBackend extends LockBackend {
     }
 
     /** One waiter's attempts: each one a quorum round on every node. */
-    private final class Waiter implements Acquirer.Step {
+    private final class Waiter implements Acquirer.Step, LocalLine.Participant {
         private final long fixedLeaseMillis;
         /** The winning attempt, set by the attempt that acquired. */
         private Won won;

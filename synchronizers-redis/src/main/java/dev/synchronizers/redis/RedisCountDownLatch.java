@@ -151,7 +151,7 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
                 // good as one read after subscribing.
                 return true;
             }
-        }, waiter, timeoutNanos, true).acquired();
+        }, null, waiter, timeoutNanos, true).acquired();
     }
 
     /** Shows the name; makes no network call. */

@@ -189,29 +189,27 @@ final class RedisSemaphore implements DistributedSemaphore {
      * while the wait lasts.
      */
     private boolean waitForPermits(int permits, long timeoutNanos) throws InterruptedException {
-        long start = System.nanoTime();
-        int shortRounds = 0;
-        while (true) {
-            long remaining = timeoutNanos == Acquirer.FOREVER || timeoutNanos <= 0
-                    ? timeoutNanos
-                    : Math.max(1, timeoutNanos - (System.nanoTime() - start));
-            String waiter = machinery.newAttempt();
-            Attempt attempt = acquireOnce(waiter, permits, remaining);
-            if (!attempt.acquired()) {
-                return false;
+        return machinery.acquireCounted(timeoutNanos, true, new Machinery.Countable() {
+            private String waiter;
+
+            @Override
+            public Attempt acquire(long remainingNanos) throws InterruptedException {
+                waiter = machinery.newAttempt();
+                return acquireOnce(waiter, permits, remainingNanos);
             }
-            if (replicated(attempt.sentNanos(), waiter)) {
-                return true;
+
+            @Override
+            public boolean counts(Attempt acquired) {
+                // Not replicated(...): acquireCounted gives back a grant whose check fails.
+                return machinery.replicated(acquired.sentNanos(), Script.SEMAPHORE_RENEW, keys.forRenew(),
+                        Long.toString(machinery.leaseMillis), waiter);
             }
-            returnUnreplicated(waiter);
-            if (timeoutNanos != Acquirer.FOREVER && (timeoutNanos <= 0 || System.nanoTime() - start >= timeoutNanos)) {
-                return false;
+
+            @Override
+            public void giveBack(Attempt acquired) {
+                returnUnreplicated(waiter);
             }
-            machinery.pauseAfterShortAcks(++shortRounds, start + timeoutNanos, timeoutNanos == Acquirer.FOREVER, true);
-            if (timeoutNanos != Acquirer.FOREVER && System.nanoTime() - start >= timeoutNanos) {
-                return false;
-            }
-        }
+        }).acquired();
     }
 
     /** One acquisition, named {@code waiter}: its tries, its place in the line and its wait. */
@@ -271,7 +269,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             public void done(boolean acquired) {
                 place.done(acquired);
             }
-        }, waiter, timeoutNanos, true);
+        }, null, waiter, timeoutNanos, true);
     }
 
     /**

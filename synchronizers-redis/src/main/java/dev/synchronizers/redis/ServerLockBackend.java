@@ -118,43 +118,26 @@ final class ServerLockBackend extends LockBackend {
     private boolean acquireInRedis(long threadId, String owner, Script firstTry, long timeoutNanos,
             boolean interruptible, long fixedLeaseMillis, long leaseMillis, Consumer<Grant> book)
             throws InterruptedException {
-        long waitStart = System.nanoTime();
-        Attempt attempt;
-        int shortRounds = 0;
-        while (true) {
-            long remaining = timeoutNanos == Acquirer.FOREVER || timeoutNanos <= 0
-                    ? timeoutNanos
-                    : Math.max(1, timeoutNanos - (System.nanoTime() - waitStart));
-            attempt = acquirer.acquire(new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0),
-                    owner, remaining, interruptible);
-            if (!attempt.acquired()) {
-                return false;
+        Attempt attempt = machinery.acquireCounted(timeoutNanos, interruptible, new Machinery.Countable() {
+            @Override
+            public Attempt acquire(long remainingNanos) throws InterruptedException {
+                Waiter waiter = new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0);
+                return acquirer.acquire(waiter, waiter, owner, remainingNanos, interruptible);
             }
-            boolean replicated;
-            try {
-                replicated = machinery.replicated(attempt.sentNanos(), policy.renew, keys.keysFor(policy.renew),
-                        Long.toString(leaseMillis), owner, Long.toString(attempt.fencingToken()));
-            } catch (RuntimeException e) {
-                // Not known to be on the replicas: never the caller's.
-                giveBackUnreplicated(owner, attempt.fencingToken());
-                throw e;
+
+            @Override
+            public boolean counts(Attempt acquired) {
+                return machinery.replicated(acquired.sentNanos(), policy.renew, keys.keysFor(policy.renew),
+                        Long.toString(leaseMillis), owner, Long.toString(acquired.fencingToken()));
             }
-            if (replicated) {
-                break;
+
+            @Override
+            public void giveBack(Attempt acquired) {
+                giveBackUnreplicated(owner, acquired.fencingToken());
             }
-            // Granted by a server the client now knows is no longer the master, or fewer replicas
-            // have it than asked (a failover now could forget it). Not acquired: give it back, and
-            // try again while the caller's wait lasts, after a pause if replicas fell short.
-            giveBackUnreplicated(owner, attempt.fencingToken());
-            if (timeoutNanos != Acquirer.FOREVER
-                    && (timeoutNanos <= 0 || System.nanoTime() - waitStart >= timeoutNanos)) {
-                return false;
-            }
-            machinery.pauseAfterShortAcks(++shortRounds, waitStart + timeoutNanos, timeoutNanos == Acquirer.FOREVER,
-                    interruptible);
-            if (timeoutNanos != Acquirer.FOREVER && System.nanoTime() - waitStart >= timeoutNanos) {
-                return false;
-            }
+        });
+        if (!attempt.acquired()) {
+            return false;
         }
         long sentNanos = attempt.sentNanos();
         long token = attempt.fencingToken();
@@ -222,7 +205,7 @@ final class ServerLockBackend extends LockBackend {
     }
 
     /** One thread's acquisition: its tries, and for the fair lock its place in the queue. */
-    private final class Waiter implements Acquirer.Step {
+    private final class Waiter implements Acquirer.Step, LocalLine.Participant {
         private final long threadId;
         private final String owner;
         private final Script firstTry;
@@ -424,7 +407,7 @@ final class ServerLockBackend extends LockBackend {
     LostHold.Cause release(long threadId, Holds.Hold held) {
         machinery.checkOpen();
         if (policy.localQueue) {
-            Acquirer.Handover next = localStreak.get() < MAX_LOCAL_STREAK ? acquirer.reserveHead() : null;
+            LocalLine.Handover next = localStreak.get() < MAX_LOCAL_STREAK ? acquirer.line().reserveHead() : null;
             if (next != null) {
                 return handOver(held, next);
             }
@@ -464,7 +447,7 @@ final class ServerLockBackend extends LockBackend {
      * round trip. Counts the streak of hand-overs while other waiters are marked, so that
      * {@link #MAX_LOCAL_STREAK} of them in a row are followed by a real release.
      */
-    private LostHold.Cause handOver(Holds.Hold held, Acquirer.Handover next) {
+    private LostHold.Cause handOver(Holds.Hold held, LocalLine.Handover next) {
         long sent = System.nanoTime();
         List<Object> reply;
         // Sent again after a switch as a plain release: on a new master that still has this hold.
@@ -481,7 +464,7 @@ final class ServerLockBackend extends LockBackend {
             // The head tries for itself: if the hand-over did happen, its try finds it the owner
             // and takes the lock afresh; the token-checked release below is then a no-op. If it
             // stops without a try's answer instead, it gives the lock back (Waiter#done).
-            acquirer.settleInDoubt(next);
+            acquirer.line().settleInDoubt(next);
             if (e instanceof SynchronizerUnavailableException) {
                 retryRelease(held);
             }
@@ -489,7 +472,7 @@ final class ServerLockBackend extends LockBackend {
         }
         HandoverReply handover = HandoverReply.of(Script.LOCK_HANDOVER, reply);
         if (!handover.handedOver()) {
-            acquirer.settle(next, null);
+            acquirer.line().settle(next, null);
             return lostAtUnlock(held);
         }
         if (handover.waitingMarked()) {
@@ -497,7 +480,7 @@ final class ServerLockBackend extends LockBackend {
         } else {
             localStreak.set(0);
         }
-        acquirer.settle(next, new WakeupMessage.LocalHandover(handover.token(), sent).encode());
+        acquirer.line().settle(next, new WakeupMessage.LocalHandover(handover.token(), sent).encode());
         return null;
     }
 
