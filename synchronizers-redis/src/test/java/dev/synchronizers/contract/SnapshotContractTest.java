@@ -13,7 +13,6 @@ import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.ReadWriteLockSnapshot;
 import dev.synchronizers.SemaphoreSnapshot;
-import dev.synchronizers.Synchronizers;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Kind;
@@ -22,7 +21,6 @@ import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.SpecContext;
 import dev.synchronizers.fixture.SynchronizerSpec;
 import dev.synchronizers.fixture.Topology;
-import dev.synchronizers.redis.RedisSynchronizers;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -71,7 +69,7 @@ class SnapshotContractTest {
 
             assertEquals(1, seen.holders().size(), () -> "holders " + seen.holders());
             LockSnapshot.Holder holder = seen.holders().get(0);
-            assertEquals(clientId(context.otherClient()), holder.clientId());
+            assertEquals(context.otherClientId(), holder.clientId());
             assertEquals(Thread.currentThread().getId(), holder.threadId());
             assertEquals(held.fencingToken(), holder.fencingToken());
             assertTrue(holder.leaseRemainingMillis() > 0
@@ -208,7 +206,7 @@ class SnapshotContractTest {
         try {
             ReadWriteLockSnapshot seen = readWrite.snapshot();
             assertNotNull(seen.writer());
-            assertEquals(clientId(context.client()), seen.writer().clientId());
+            assertEquals(context.clientId(), seen.writer().clientId());
             assertEquals(write.fencingToken(), seen.writer().fencingToken());
             assertEquals(List.of(), seen.readers());
             assertEquals(1, seen.waitingWriters());
@@ -233,8 +231,8 @@ class SnapshotContractTest {
             assertNull(seen.writer());
             Map<String, Long> tokens = seen.readers().stream()
                     .collect(Collectors.toMap(LockSnapshot.Holder::clientId, LockSnapshot.Holder::fencingToken));
-            assertEquals(Map.of(clientId(context.client()), read.fencingToken(),
-                    clientId(context.otherClient()), otherRead.fencingToken()), tokens);
+            assertEquals(Map.of(context.clientId(), read.fencingToken(),
+                    context.otherClientId(), otherRead.fencingToken()), tokens);
             assertEquals(2, read.snapshot().holders().size(), "the read half's holders are the readers");
         } finally {
             otherRead.unlock();
@@ -265,11 +263,11 @@ class SnapshotContractTest {
         assertEquals(1, seen.queueLength());
         Map<String, SemaphoreSnapshot.PermitHolder> byClient = seen.holders().stream()
                 .collect(Collectors.toMap(SemaphoreSnapshot.PermitHolder::clientId, Function.identity()));
-        SemaphoreSnapshot.PermitHolder mine = byClient.get(clientId(context.client()));
+        SemaphoreSnapshot.PermitHolder mine = byClient.get(context.clientId());
         assertEquals(3, mine.permits());
         assertEquals(2, mine.grants());
         assertTrue(mine.leaseRemainingMillis() > 0 && mine.leaseRemainingMillis() <= SpecContext.LEASE.toMillis());
-        assertEquals(1, byClient.get(clientId(context.otherClient())).permits());
+        assertEquals(1, byClient.get(context.otherClientId()).permits());
 
         semaphore.release(3);
         assertTrue(waiter.get());
@@ -313,10 +311,6 @@ class SnapshotContractTest {
     }
 
     /* --------------- helpers --------------- */
-
-    private static String clientId(Synchronizers client) {
-        return ((RedisSynchronizers) client).clientId();
-    }
 
     /** Waits until each waiter has locked and unlocked, then checks that {@code lock} counts nobody waiting. */
     private static void assertNoneQueuedOnceDone(DistributedLock lock, List<Background<Void>> waiters)
