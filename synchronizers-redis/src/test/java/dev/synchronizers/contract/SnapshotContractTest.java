@@ -40,7 +40,10 @@ import org.junit.jupiter.params.ParameterizedTest;
  * <p>On the {@link Topology#REDLOCK} topology (the {@code cluster} profile) the lock points run on
  * the quorum lock, which has only the non-fair kind ({@link Topology#supports}): the points about
  * fair queues, read-write locks and semaphores do not apply to it, and neither does a read-write
- * lock's part of the closed-client point (its own test, skipped on a Redlock).
+ * lock's part of the closed-client point (its own test, skipped on a Redlock). Its queue points
+ * have every waiting client's record on every node; where clients' records are on different nodes
+ * a quorum may count fewer than their sum ({@link DistributedLock#getQueueLength()}), which no
+ * point here asserts.
  */
 @Tag("redis")
 @ExtendWith(LeakCheck.class)
