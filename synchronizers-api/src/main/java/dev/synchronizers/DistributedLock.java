@@ -247,6 +247,13 @@ public interface DistributedLock extends Lock {
      * the waiting writers, plus one if readers wait (the store marks that readers wait, not how
      * many).
      *
+     * <p>A lock whose store is a quorum of independent servers (a Redlock) is non-fair, and each of
+     * its servers keeps records of its own: there is no one record per client to sum. The estimate
+     * takes, of the servers that answered, the one whose records count the most waiting threads of
+     * other clients, and adds the calling client's own line. It may therefore count fewer than the
+     * sum above when clients' tries reached different servers (a server that did not answer a try
+     * has no record of it).
+     *
      * @return the estimated number of waiting threads
      * @throws SynchronizerUnavailableException if the store cannot be reached
      */
@@ -266,6 +273,13 @@ public interface DistributedLock extends Lock {
      * remaining lease, and the estimated queue length. One read-only call to the store; it changes
      * nothing. The picture is out of date as soon as it is returned: for monitoring, not control.
      * For a read-write lock's read half the holders are the readers, for its write half the writer.
+     *
+     * <p>For a lock whose store is a quorum of independent servers (a Redlock), the call goes to
+     * every server at once, and the picture is made from those that replied once a quorum did. A
+     * holder is an acquisition that a quorum of the servers record: its token is the largest any of
+     * them records, its remaining lease the one a quorum of them still have. A grant on fewer servers
+     * (an acquisition under way, or one being given back) is not a holder. The queue length is as
+     * {@link #getQueueLength()} says for a quorum.
      *
      * @return the snapshot
      * @throws SynchronizerUnavailableException if the store cannot be reached

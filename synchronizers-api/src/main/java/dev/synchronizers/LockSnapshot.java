@@ -5,9 +5,10 @@ import java.util.Objects;
 
 /**
  * A picture of one lock at one moment, taken by {@link DistributedLock#snapshot()} in one read-only
- * call to the store: who holds it, with which fencing token and how much lease left, and how many
- * wait. It is out of date as soon as it is returned: use it for monitoring and diagnosis, never to
- * decide whether to take or release the lock.
+ * call to the store (to each of its servers at once, for a quorum of servers): who holds it, with
+ * which fencing token and how much lease left, and how many wait. It is out of date as soon as it
+ * is returned: use it for monitoring and diagnosis, never to decide whether to take or release the
+ * lock.
  *
  * @param name the lock's name
  * @param holders the holders at that moment: none, one (a lock, a fair lock, a write lock), or any
@@ -53,12 +54,14 @@ public record LockSnapshot(String name, List<Holder> holders, int queueLength) {
     /**
      * One holder of a lock.
      *
-     * @param clientId the holding client's id ({@code RedisSynchronizers.clientId()})
+     * @param clientId the holding client's id ({@code RedisSynchronizers.clientId()}, or
+     *     {@code Redlock.clientId()})
      * @param threadId the holding thread's id in that client's JVM; {@code -1} if the store's record
      *     names none (written by another program)
      * @param fencingToken the token of the hold
      * @param leaseRemainingMillis how long the hold's lease had left, in milliseconds, by the store's
-     *     clock; {@code -1} if the hold had no lease
+     *     clock (for a quorum of servers: what a quorum of them still had, each by its own clock);
+     *     {@code -1} if the hold had no lease
      * @param renewal whether the lease is renewed; known only for holds of the client that took the
      *     snapshot
      */
