@@ -18,6 +18,7 @@ import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.child.LockHolderMain;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;

@@ -13,6 +13,7 @@ import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.child.ReadLockHolderMain;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;

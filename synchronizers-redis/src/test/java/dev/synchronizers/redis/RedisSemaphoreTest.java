@@ -17,6 +17,7 @@ import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.child.SemaphoreHolderMain;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;

@@ -8,6 +8,8 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.redis.child.RedlockHolderMain;
+import dev.synchronizers.redis.child.RedlockWorkerMain;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;

@@ -9,6 +9,7 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.redis.child.RedlockHolderMain;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
