@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedCountDownLatch;
+import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
@@ -17,8 +18,10 @@ import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -26,7 +29,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
 
-/** What only the Redis latch has to get right: a zero crossing seen by a waiter that re-checks late. */
+/**
+ * What only the Redis latch has to get right: waiters in every client return once it reaches zero,
+ * a zero crossing is seen by a waiter that re-checks late, and a key of another type is an error
+ * that leaves the key alone.
+ */
 @Tag("redis")
 @ExtendWith(SynchronizersExtension.class)
 class RedisCountDownLatchTest {
@@ -42,6 +49,35 @@ class RedisCountDownLatchTest {
         this.prefix = names.prefix();
         this.name = names.name();
         this.opened = opened;
+    }
+
+    /** 4 clients await; a fifth counts down from 3; all four return, and the key is gone at zero. */
+    @Test
+    void await_4ClientsAndAFifthCountingDown_allReturn() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        DistributedCountDownLatch counter = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+        assertTrue(counter.trySetCount(3));
+        List<Background<Boolean>> waiters = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+            DistributedCountDownLatch latch = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+            waiters.add(Background.start("waiter-" + c, () -> {
+                latch.await();
+                return true;
+            }));
+        }
+        for (Background<Boolean> waiter : waiters) {
+            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        }
+        counter.countDown();
+        counter.countDown();
+        assertEquals(1, counter.getCount());
+        counter.countDown();
+        for (Background<Boolean> waiter : waiters) {
+            assertTrue(waiter.get());
+        }
+        assertEquals(0, admin.exists(prefix + ":latch:{" + name + "}"), "no key at zero");
+        assertTrue(counter.await(0, TimeUnit.SECONDS), "awaiting an open latch returns at once");
     }
 
     /**
@@ -123,5 +159,14 @@ class RedisCountDownLatchTest {
         }
         assertEquals("someone else's value", admin.get(key));
         assertEquals(-1L, admin.pttl(key), "no TTL added");
+    }
+
+    /* --------------- helpers --------------- */
+
+    private RedisSynchronizers client(String uri, long leaseMillis, BlockingQueue<LostHold> lost) {
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
+                .lease(Duration.ofMillis(leaseMillis)).lostHoldListener(lost::add).build();
+        opened.add(client);
+        return client;
     }
 }

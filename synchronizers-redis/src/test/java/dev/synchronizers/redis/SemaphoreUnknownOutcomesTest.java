@@ -105,6 +105,33 @@ class SemaphoreUnknownOutcomesTest {
 
     /* --------------- timed-out calls --------------- */
 
+    /**
+     * An acquire whose reply comes only after the caller gave up (Redis paused past the command
+     * timeout) took a permit the caller never got: the client gives it back once the reply
+     * arrives, long before the client's 60 s lease could return it. Lesson 2, for permits.
+     */
+    @Test
+    void acquire_replyAfterTheTimeout_thePermitTakenIsGivenBack() throws Exception {
+        RedisServer server = redis.startManaged();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(Duration.ofSeconds(60)).commandTimeout(Duration.ofMillis(300)).build();
+        opened.add(client);
+        DistributedSemaphore semaphore = client.semaphore(name);
+        assertTrue(semaphore.trySetPermits(1));
+        server.pause();
+        try {
+            assertThrows(SynchronizerUnavailableException.class, () -> semaphore.tryAcquire(1, 10, TimeUnit.SECONDS));
+        } finally {
+            server.resume();
+        }
+        String holds = prefix + ":semaphore:{" + name + "}:holds";
+        Await.until("the permit is given back", () -> !"1".equals(admin.hget(holds, ":sum")));
+        assertEquals(1, semaphore.availablePermits());
+        assertTrue(semaphore.tryAcquire(), "and can be taken again");
+        semaphore.release();
+    }
+
     /** A {@code tryAcquire()} whose reply came after the timeout gives back the permit it took, long before its lease. */
     @Test
     void tryAcquire_replyAfterTheTimeout_thePermitTakenIsGivenBack() throws Exception {
