@@ -9,6 +9,9 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.child.FairWaiterMain;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
@@ -16,16 +19,13 @@ import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -33,25 +33,21 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * woken per release. (Its {@code DistributedLock} contract runs in DistributedLockContractTest.)
  */
 @Tag("redis")
+@ExtendWith(SynchronizersExtension.class)
 class FairLockTest {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
+    private final Opened opened;
+    private final String prefix;
+    private final String name;
     private RedisCommands<String, String> admin;
 
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "fl-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
+    FairLockTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
     }
 
     /* --------------- FIFO --------------- */

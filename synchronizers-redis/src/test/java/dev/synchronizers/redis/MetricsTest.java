@@ -15,6 +15,9 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.child.NoMicrometerMain;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.testkit.ChildJvm;
@@ -29,13 +32,10 @@ import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -44,6 +44,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * made by what it did. The other clients in a test record nothing.
  */
 @Tag("redis")
+@ExtendWith(SynchronizersExtension.class)
 class MetricsTest {
 
     @RegisterExtension
@@ -52,20 +53,15 @@ class MetricsTest {
     /** Far longer than any test: no scheduled watchdog tick (a third of it) runs during one. */
     private static final Duration LONG_LEASE = Duration.ofSeconds(60);
 
-    private final Opened opened = new Opened();
+    private final Opened opened;
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private String prefix;
-    private String name;
+    private final String prefix;
+    private final String name;
 
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "mt-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
+    MetricsTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
     }
 
     /* --------------- waits and holds --------------- */

@@ -5,48 +5,79 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedCountDownLatch;
+import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
 
-/** What only the Redis latch has to get right: a zero crossing seen by a waiter that re-checks late. */
+/**
+ * What only the Redis latch has to get right: waiters in every client return once it reaches zero,
+ * a zero crossing is seen by a waiter that re-checks late, and a key of another type is an error
+ * that leaves the key alone.
+ */
 @Tag("redis")
+@ExtendWith(SynchronizersExtension.class)
 class RedisCountDownLatchTest {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
+    private final Opened opened;
+    private final String prefix;
+    private final String name;
 
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "cl-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
+    RedisCountDownLatchTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
     }
 
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
+    /** 4 clients await; a fifth counts down from 3; all four return, and the key is gone at zero. */
+    @Test
+    void await_4ClientsAndAFifthCountingDown_allReturn() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        DistributedCountDownLatch counter = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+        assertTrue(counter.trySetCount(3));
+        List<Background<Boolean>> waiters = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+            DistributedCountDownLatch latch = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+            waiters.add(Background.start("waiter-" + c, () -> {
+                latch.await();
+                return true;
+            }));
+        }
+        for (Background<Boolean> waiter : waiters) {
+            Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        }
+        counter.countDown();
+        counter.countDown();
+        assertEquals(1, counter.getCount());
+        counter.countDown();
+        for (Background<Boolean> waiter : waiters) {
+            assertTrue(waiter.get());
+        }
+        assertEquals(0, admin.exists(prefix + ":latch:{" + name + "}"), "no key at zero");
+        assertTrue(counter.await(0, TimeUnit.SECONDS), "awaiting an open latch returns at once");
     }
 
     /**
@@ -128,5 +159,14 @@ class RedisCountDownLatchTest {
         }
         assertEquals("someone else's value", admin.get(key));
         assertEquals(-1L, admin.pttl(key), "no TTL added");
+    }
+
+    /* --------------- helpers --------------- */
+
+    private RedisSynchronizers client(String uri, long leaseMillis, BlockingQueue<LostHold> lost) {
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
+                .lease(Duration.ofMillis(leaseMillis)).lostHoldListener(lost::add).build();
+        opened.add(client);
+        return client;
     }
 }

@@ -2,25 +2,23 @@ package dev.synchronizers.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHold;
-import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
-import dev.synchronizers.testkit.ChildJvm;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
-import dev.synchronizers.testkit.RedisServers;
 import io.lettuce.core.KillArgs;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -32,45 +30,39 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * What only the Redis lock promises: round trips, the watchdog, lost holds, crashes, bad input
- * and an unreachable Redis.
+ * What only the Redis lock promises: round trips, waiters woken after a lost Pub/Sub connection,
+ * fencing tokens, the hand-over to a waiter of the same client, flushed scripts, virtual threads,
+ * bad input and an unreachable Redis. Its lease and lost holds are in {@code LockLeaseTest}, lost
+ * and late replies in {@code LockUnknownOutcomesTest}, a Redis restart in
+ * {@code fault.RedisRestartTest}.
  */
 @Tag("redis")
+@ExtendWith(SynchronizersExtension.class)
 class RedisLockTest {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
+    private final Opened opened;
+    private final String prefix;
+    private final String name;
 
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "rl-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
+    RedisLockTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
     }
 
     /* --------------- round trips --------------- */
@@ -112,118 +104,6 @@ class RedisLockTest {
         assertFalse(calls.containsKey("eval"), "no script sent as text");
         // Reads are counted per request: the two script calls, and this test's first INFO.
         assertEquals(3, reads, "round trips");
-    }
-
-    /* --------------- watchdog --------------- */
-
-    /** With no lease given, the watchdog keeps the hold past three times the lease. */
-    @Test
-    void lock_noLease_watchdogKeepsHoldPastThreeLeases() throws Exception {
-        Duration lease = Duration.ofMillis(1000);
-        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        DistributedLock lock = client(redis.server().uri(), lease, lost).lock(name);
-        DistributedLock other = client(redis.server().uri(), lease, new LinkedBlockingQueue<>()).lock(name);
-        lock.lock();
-        // The passage of time is what is tested here: more than 3 leases without a release.
-        Thread.sleep(lease.toMillis() * 3 + lease.toMillis() / 2);
-        assertTrue(lock.isHeldByCurrentThread());
-        assertFalse(Background.start("other client", other::tryLock).get(), "still excludes other clients");
-        assertTrue(lost.isEmpty(), "nothing reported lost: " + lost);
-        lock.unlock();
-        assertTrue(Background.start("other client", other::tryLock).get());
-    }
-
-    /** A hold the watchdog finds gone is lost: listener told, isHeldByCurrentThread false, unlock throws. */
-    @Test
-    void lock_holdDeletedBehindItsBack_reportedLostAtNextRenewal() throws Exception {
-        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(30), lost);
-        DistributedLock lock = client.lock(name);
-        lock.lock();
-        lock.lock();
-        opened.commands(redis.server().uri()).del(prefix + ":lock:{" + name + "}");
-        client.renewNow();
-        LostHold event = lost.poll(30, TimeUnit.SECONDS);
-        assertNotNull(event);
-        assertEquals(LostHold.Cause.GONE, event.cause());
-        assertEquals(lock.fencingToken(), event.fencingToken());
-        assertFalse(lock.isHeldByCurrentThread());
-        assertThrows(LostHoldException.class, lock::lock, "cannot re-enter a lost hold");
-        assertThrows(LostHoldException.class, lock::unlock);
-        assertThrows(LostHoldException.class, lock::unlock);
-        assertEquals(0, lock.getHoldCount());
-        assertThrows(IllegalMonitorStateException.class, lock::unlock);
-        assertEquals(0, client.watchdogEntries());
-    }
-
-    /** Redis unreachable for a whole lease: the hold counts as lost (UNRENEWABLE), never as silently kept. */
-    @Test
-    void lock_redisPausedForALease_holdReportedUnrenewable() throws Exception {
-        RedisServer server = redis.startManaged();
-        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
-                .lease(Duration.ofMillis(300)).commandTimeout(Duration.ofMillis(200))
-                .lostHoldListener(lost::add).build();
-        opened.add(client);
-        DistributedLock lock = client.lock(name);
-        lock.lock();
-        server.pause();
-        try {
-            LostHold event = lost.poll(30, TimeUnit.SECONDS);
-            assertNotNull(event);
-            assertEquals(LostHold.Cause.UNRENEWABLE, event.cause());
-            assertFalse(lock.isHeldByCurrentThread());
-        } finally {
-            server.resume();
-        }
-        LostHoldException thrown = assertThrows(LostHoldException.class, lock::unlock);
-        assertEquals(LostHold.Cause.UNRENEWABLE, thrown.lostCause());
-    }
-
-    /**
-     * A thread that ends while holding the lock: the watchdog stops renewing the hold and reports it
-     * (ABANDONED), so the lock frees itself within a lease instead of staying held for the life of
-     * the process.
-     */
-    @Test
-    void lock_holderThreadEndsWithoutUnlock_reportedAbandonedAndFreedAfterLease() throws Exception {
-        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(1), lost);
-        DistributedLock lock = client.lock(name);
-        Background<Long> holder = Background.start("holder that forgets to unlock", () -> {
-            lock.lock();
-            return lock.fencingToken();
-        });
-        long token = holder.get();
-        holder.thread().join();
-        client.renewNow();
-        LostHold event = lost.poll(30, TimeUnit.SECONDS);
-        assertNotNull(event);
-        assertEquals(LostHold.Cause.ABANDONED, event.cause());
-        assertEquals(token, event.fencingToken());
-        assertEquals(0, client.watchdogEntries(), "no longer renewed");
-        DistributedLock other = client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>()).lock(name);
-        assertTrue(other.tryLock(30, TimeUnit.SECONDS), "free once the abandoned hold's lease ran out");
-        assertTrue(other.fencingToken() > token);
-        other.unlock();
-    }
-
-    /** A listener that throws is logged and does not stop the others. */
-    @Test
-    void lostHoldListener_throws_otherListenersStillRun() throws Exception {
-        CountDownLatch second = new CountDownLatch(1);
-        RedisSynchronizers client = RedisSynchronizers.builder().uri(redis.server().uri()).keyPrefix(prefix)
-                .lostHoldListener(hold -> {
-                    throw new IllegalStateException("listener bug");
-                })
-                .lostHoldListener(hold -> second.countDown(), Runnable::run)
-                .build();
-        opened.add(client);
-        DistributedLock lock = client.lock(name);
-        lock.lock();
-        assertTrue(lock.forceUnlock());
-        assertTrue(second.await(30, TimeUnit.SECONDS));
-        assertThrows(LostHoldException.class, lock::unlock);
     }
 
     /* --------------- wake-ups --------------- */
@@ -283,26 +163,6 @@ class RedisLockTest {
         assertTrue(waiter.get());
     }
 
-    /* --------------- crashes --------------- */
-
-    /** A child JVM holding the lock is SIGKILLed: the lock frees itself when the lease runs out. */
-    @Test
-    void lock_holderProcessKilled_freesAfterLease() throws Exception {
-        long leaseMillis = 1000;
-        try (ChildJvm child = ChildJvm.start(LockHolderMain.class,
-                redis.server().uri(), prefix, name, Long.toString(leaseMillis))) {
-            String locked = child.awaitLine("LOCKED", Duration.ofSeconds(60));
-            long childToken = Long.parseLong(locked.substring("LOCKED ".length()).trim());
-            DistributedLock lock = client(redis.server().uri(), Duration.ofSeconds(30), new LinkedBlockingQueue<>())
-                    .lock(name);
-            assertFalse(lock.tryLock(), "held by the child");
-            child.kill();
-            assertTrue(lock.tryLock(60, TimeUnit.SECONDS), "free once the dead holder's lease ran out");
-            assertTrue(lock.fencingToken() > childToken);
-            lock.unlock();
-        }
-    }
-
     /* --------------- fencing tokens --------------- */
 
     /** Fencing tokens strictly increase over 1,000 acquisitions by 4 clients. */
@@ -336,6 +196,8 @@ class RedisLockTest {
             assertTrue(tokens.get(i) > tokens.get(i - 1), "token " + i + ": " + tokens.get(i) + " after " + tokens.get(i - 1));
         }
     }
+
+    /* --------------- hand-over within a client --------------- */
 
     /**
      * An unlock while a thread of the same client sleeps waiting hands the lock to it in one script
@@ -459,89 +321,6 @@ class RedisLockTest {
         for (Background<Integer> worker : workers) {
             assertTrue(worker.get() >= 50);
         }
-    }
-
-    /**
-     * A Redis restart (same port, state kept in its append-only file) in the middle of 4 threads
-     * looping lock/unlock: once Redis is back no error reaches the caller, and mutual exclusion
-     * holds throughout.
-     */
-    @Test
-    @Tag("fault")
-    void lockUnlock_redisRestarted_noErrorOnceBackAndMutualExclusionHolds() throws Exception {
-        RedisServer server = RedisServers.start(RedisServers.Options.defaults().managed()
-                .args("--appendonly", "yes", "--appendfsync", "always"));
-        opened.add(server);
-        RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
-                .commandTimeout(Duration.ofSeconds(2)).build();
-        opened.add(client);
-        DistributedLock lock = client.lock(name);
-        int threads = 4;
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger overlaps = new AtomicInteger();
-        AtomicBoolean back = new AtomicBoolean();
-        AtomicBoolean stop = new AtomicBoolean();
-        AtomicIntegerArray roundsOnceBack = new AtomicIntegerArray(threads);
-        List<Throwable> errorsOnceBack = new CopyOnWriteArrayList<>();
-        CountDownLatch looping = new CountDownLatch(threads);
-        List<Background<Void>> workers = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            int worker = t;
-            workers.add(Background.start("worker-" + t, () -> {
-                int rounds = 0;
-                while (!stop.get()) {
-                    boolean wasBack = back.get();
-                    try {
-                        lock.lock();
-                        try {
-                            if (inside.incrementAndGet() > 1) {
-                                overlaps.incrementAndGet();
-                            }
-                            inside.decrementAndGet();
-                        } finally {
-                            lock.unlock();
-                        }
-                        if (++rounds == 10) {
-                            looping.countDown();
-                        }
-                        if (wasBack) {
-                            roundsOnceBack.incrementAndGet(worker);
-                        }
-                    } catch (SynchronizerException | IllegalMonitorStateException e) {
-                        if (wasBack) {
-                            errorsOnceBack.add(e);
-                        }
-                    }
-                }
-                return null;
-            }));
-        }
-        looping.await();
-        server.restart();
-        // "Back" from the client's point of view: its connection answers again.
-        Await.until("the client reconnects", () -> {
-            try {
-                lock.isLocked();
-                return true;
-            } catch (SynchronizerException e) {
-                return false;
-            }
-        });
-        back.set(true);
-        Await.until("every worker has looped 50 times since", () -> {
-            for (int t = 0; t < threads; t++) {
-                if (roundsOnceBack.get(t) < 50 && errorsOnceBack.isEmpty()) {
-                    return false;
-                }
-            }
-            return true;
-        });
-        stop.set(true);
-        for (Background<Void> worker : workers) {
-            worker.get();
-        }
-        assertTrue(errorsOnceBack.isEmpty(), "errors once Redis was back: " + errorsOnceBack);
-        assertEquals(0, overlaps.get(), "two holders at once");
     }
 
     /* --------------- virtual threads --------------- */

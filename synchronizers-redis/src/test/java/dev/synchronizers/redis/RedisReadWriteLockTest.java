@@ -11,6 +11,9 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.child.ReadLockHolderMain;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
@@ -18,7 +21,6 @@ import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
@@ -27,10 +29,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -39,31 +40,32 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code DistributedLock} contract runs in DistributedLockContractTest.)
  */
 @Tag("redis")
+@ExtendWith(SynchronizersExtension.class)
 class RedisReadWriteLockTest {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
+    private final Opened opened;
+    private final String prefix;
+    private final String name;
     private RedisCommands<String, String> admin;
 
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "rw-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
+    RedisReadWriteLockTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
     }
 
+    /** Before what the test opened is closed: no key of the test is left without a TTL, and no waiter in a queue. */
     @AfterEach
-    void close() throws Exception {
+    void noKeyLeftBehind() {
         if (admin != null) {
             for (String key : admin.keys(prefix + ":*")) {
                 assertTrue(admin.pttl(key) >= 0 || admin.exists(key) == 0, "key without a TTL: " + key);
                 assertFalse(key.endsWith(":queue"), "a waiter left in the queue: " + key);
             }
         }
-        opened.closeAll();
     }
 
     /* --------------- sharing and exclusion --------------- */

@@ -12,6 +12,8 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.testkit.FaultProxy;
@@ -19,15 +21,12 @@ import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
-import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -38,24 +37,20 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * callers gave up on them, which is "the command ran but its reply was lost" made deterministic.
  */
 @Tag("redis")
+@ExtendWith(SynchronizersExtension.class)
 class SemaphoreUnknownOutcomesTest {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
 
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
+    private final Opened opened;
+    private final String prefix;
+    private final String name;
 
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "su-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
+    SemaphoreUnknownOutcomesTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
     }
 
     /* --------------- lost leases --------------- */
@@ -109,6 +104,33 @@ class SemaphoreUnknownOutcomesTest {
     }
 
     /* --------------- timed-out calls --------------- */
+
+    /**
+     * An acquire whose reply comes only after the caller gave up (Redis paused past the command
+     * timeout) took a permit the caller never got: the client gives it back once the reply
+     * arrives, long before the client's 60 s lease could return it. Lesson 2, for permits.
+     */
+    @Test
+    void acquire_replyAfterTheTimeout_thePermitTakenIsGivenBack() throws Exception {
+        RedisServer server = redis.startManaged();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        RedisSynchronizers client = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(Duration.ofSeconds(60)).commandTimeout(Duration.ofMillis(300)).build();
+        opened.add(client);
+        DistributedSemaphore semaphore = client.semaphore(name);
+        assertTrue(semaphore.trySetPermits(1));
+        server.pause();
+        try {
+            assertThrows(SynchronizerUnavailableException.class, () -> semaphore.tryAcquire(1, 10, TimeUnit.SECONDS));
+        } finally {
+            server.resume();
+        }
+        String holds = prefix + ":semaphore:{" + name + "}:holds";
+        Await.until("the permit is given back", () -> !"1".equals(admin.hget(holds, ":sum")));
+        assertEquals(1, semaphore.availablePermits());
+        assertTrue(semaphore.tryAcquire(), "and can be taken again");
+        semaphore.release();
+    }
 
     /** A {@code tryAcquire()} whose reply came after the timeout gives back the permit it took, long before its lease. */
     @Test

@@ -1,6 +1,7 @@
-package dev.synchronizers.redis;
+package dev.synchronizers.redis.child;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.redis.Redlock;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.sync.RedisCommands;

@@ -1,6 +1,7 @@
-package dev.synchronizers.redis;
+package dev.synchronizers.redis.child;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.redis.RedisSynchronizers;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 

@@ -1,20 +1,19 @@
 package dev.synchronizers.redis;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
-import dev.synchronizers.DistributedSemaphore;
-import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.testkit.FaultProxy;
@@ -27,33 +26,29 @@ import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
-import java.lang.ref.WeakReference;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The lock when a reply is lost or late, or a hold ends without {@code unlock()}: every state
- * change has a follow-up that settles it, a local waiter hears of a neighbour's hold ending, and a
- * hold that ended pins nothing.
+ * The lock when a reply is lost or late, so that the caller cannot know what its call did (an
+ * unknown outcome): every state change has a follow-up that settles it, for a queueing first try, a
+ * leave, an acquire in flight when the client closes, an acquire whose reply was lost, and a
+ * hand-over in doubt. Holds that end without {@code unlock()}: {@code LockLeaseTest}.
  *
  * <p>"Ran, reply late" is made deterministic with {@code CLIENT PAUSE} on a server of the test's
  * own: a command sent during the pause runs when it ends, after the sender's short command timeout
  * has expired, and before any later command of the same connection.
  */
 @Tag("redis")
-class LockOutcomesTest {
+@ExtendWith(SynchronizersExtension.class)
+class LockUnknownOutcomesTest {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
@@ -61,19 +56,14 @@ class LockOutcomesTest {
     /** Far longer than any wait in these tests: a hold or place left behind would outlast them. */
     private static final Duration LONG_LEASE = Duration.ofSeconds(60);
 
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
+    private final Opened opened;
+    private final String prefix;
+    private final String name;
 
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "lo-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
+    LockUnknownOutcomesTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
     }
 
     /* --------------- a queueing first try whose reply is late --------------- */
@@ -134,43 +124,6 @@ class LockOutcomesTest {
         lateClient.renewNow();
         assertTrue(late.isHeldByCurrentThread(), "the retried leave ended the thread's new hold");
         late.unlock();
-    }
-
-    /* --------------- a watchdog that cannot reach Redis --------------- */
-
-    /**
-     * Redis stops answering a client that holds a lock, a read lock and permits (three renew
-     * scripts, so three renewal calls per tick): each hold must be reported lost while Redis still
-     * has it, never after Redis may have let another client in. Before, a tick awaited its calls
-     * one command timeout each, three in a row, and the next tick came after the leases had run
-     * out in Redis (the fault soak found the overlap).
-     */
-    @Test
-    void watchdog_redisStopsAnsweringWithThreeRenewScripts_reportsEachLossWhileRedisStillHasTheHold()
-            throws Exception {
-        RedisServer server = ownServer();
-        FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
-        RedisCommands<String, String> observer = opened.commands(server.uri());
-        String lockKey = LockKeys.of(prefix, name).lock();
-        java.util.Map<String, Long> existsAtReport = new java.util.concurrent.ConcurrentHashMap<>();
-        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(proxy.uri()).keyPrefix(prefix)
-                .lease(Duration.ofMillis(1500)).commandTimeout(Duration.ofMillis(400))
-                .lostHoldListener(hold -> {
-                    if (hold.kind().equals("lock")) {
-                        existsAtReport.put(hold.kind(), observer.exists(lockKey));
-                    }
-                }, Runnable::run).build());
-        DistributedLock lock = client.lock(name);
-        lock.lock();
-        client.readWriteLock(name + "-rw").readLock().lock();
-        DistributedSemaphore semaphore = client.semaphore(name + "-s");
-        assertTrue(semaphore.trySetPermits(1));
-        semaphore.acquire();
-
-        proxy.delay(Duration.ofSeconds(60));
-        Await.until("the lock's loss is reported", () -> existsAtReport.containsKey("lock"));
-
-        assertEquals(1L, existsAtReport.get("lock"), "reported lost only after Redis had let it go");
     }
 
     /* --------------- close() while an attempt is in flight --------------- */
@@ -365,115 +318,6 @@ class LockOutcomesTest {
         third.unlock();
     }
 
-    /* --------------- a neighbour's hold ends without unlock() --------------- */
-
-    /**
-     * A neighbour's fixed lease runs out while it never unlocks: the first local waiter is woken
-     * then, not after the client's (much longer) lease.
-     */
-    @Test
-    void lock_neighboursFixedLeaseRunsOut_localWaiterAcquires() throws Exception {
-        DistributedLock lock = client(redis.server().uri(), Duration.ofSeconds(5)).lock(name);
-        CountDownLatch done = new CountDownLatch(1);
-        Background<Void> holder = Background.start("holder that never unlocks", () -> {
-            lock.lock(2, TimeUnit.SECONDS);
-            done.await();
-            return null;
-        });
-        Await.until("the neighbour holds", lock::isLocked);
-        Background<Boolean> waiter = Background.start("waiter", () -> {
-            lock.lock();
-            lock.unlock();
-            return true;
-        });
-        try {
-            // Background.get() gives up after 30 s, half the client's lease that the waiter would sleep.
-            assertTrue(waiter.get());
-        } finally {
-            done.countDown();
-        }
-        holder.get();
-    }
-
-    /**
-     * A neighbour's hold is forced by another client and found gone by the watchdog: the first
-     * local waiter is woken then.
-     */
-    @Test
-    void lock_neighboursHoldForcedByAnotherClient_localWaiterAcquiresOnceFoundGone() throws Exception {
-        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(5));
-        DistributedLock lock = client.lock(name);
-        CountDownLatch done = new CountDownLatch(1);
-        Background<Void> holder = Background.start("holder", () -> {
-            lock.lock();
-            done.await();
-            assertThrows(LostHoldException.class, lock::unlock);
-            return null;
-        });
-        Await.until("the neighbour holds", lock::isLocked);
-        Background<Boolean> waiter = Background.start("waiter", () -> {
-            lock.lock();
-            lock.unlock();
-            return true;
-        });
-        Await.until("the waiter sleeps", () -> RedisState.sleepsOnWakeup(waiter.thread()));
-        assertTrue(client(redis.server().uri(), Duration.ofSeconds(5)).lock(name).forceUnlock());
-        client.renewNow();
-
-        // Background.get() gives up after 30 s, half the client's lease that the waiter would sleep.
-        assertTrue(waiter.get());
-        done.countDown();
-        holder.get();
-    }
-
-    /* --------------- holds that ended pin nothing --------------- */
-
-    /**
-     * Fixed-lease holds on 200 names, never unlocked, and every reference dropped: once the leases
-     * have ended, nothing is pinned or tracked, and the lock objects can be collected.
-     */
-    @Test
-    void lockWithLease_neverUnlockedOn200Names_nothingPinnedOnceTheLeasesEnd() throws Exception {
-        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(5));
-        List<WeakReference<DistributedLock>> locks = new ArrayList<>();
-        for (int i = 0; i < 200; i++) {
-            DistributedLock lock = client.lock(name + "-" + i);
-            lock.lock(500, TimeUnit.MILLISECONDS);
-            locks.add(new WeakReference<>(lock));
-        }
-
-        Await.until("the watchdog has seen every lease end", () -> client.watchdogEntries() == 0);
-        assertEquals(0, client.pinnedSynchronizers(), "lock objects pinned");
-        assertCollected(locks);
-    }
-
-    /**
-     * Holds forced by another client and never unlocked: once the watchdog has found them gone,
-     * nothing is pinned or tracked; the owner's unlock() through the same object still says lost.
-     */
-    @Test
-    void lock_forcedByAnotherClientNeverUnlocked_nothingPinnedOnceFoundGone() throws Exception {
-        RedisSynchronizers client = client(redis.server().uri(), Duration.ofSeconds(5));
-        RedisSynchronizers admin = client(redis.server().uri(), Duration.ofSeconds(5));
-        DistributedLock kept = client.lock(name + "-kept");
-        kept.lock();
-        List<WeakReference<DistributedLock>> locks = new ArrayList<>();
-        for (int i = 0; i < 20; i++) {
-            DistributedLock lock = client.lock(name + "-" + i);
-            lock.lock();
-            locks.add(new WeakReference<>(lock));
-            assertTrue(admin.lock(name + "-" + i).forceUnlock());
-        }
-        assertTrue(admin.lock(name + "-kept").forceUnlock());
-        client.renewNow();
-
-        Await.until("the watchdog has found every hold gone", () -> client.watchdogEntries() == 0);
-        assertEquals(0, client.pinnedSynchronizers(), "lock objects pinned");
-        assertCollected(locks);
-        assertThrows(LostHoldException.class, kept::unlock, "the record stays in the object that is still used");
-        assertThrows(IllegalMonitorStateException.class, kept::unlock);
-    }
-
     /* --------------- helpers --------------- */
 
     /**
@@ -512,16 +356,6 @@ class LockOutcomesTest {
 
     private static boolean inMethod(Thread thread, String method) {
         return Arrays.stream(thread.getStackTrace()).anyMatch(frame -> frame.getMethodName().equals(method));
-    }
-
-    /** Fails unless every referent is collected within a bounded number of collections. */
-    private static void assertCollected(List<? extends WeakReference<?>> references) throws InterruptedException {
-        for (int round = 0; round < 50 && references.stream().anyMatch(r -> r.get() != null); round++) {
-            System.gc();
-            Thread.sleep(20);
-        }
-        long alive = references.stream().filter(r -> r.get() != null).count();
-        assertEquals(0, alive, "lock objects still reachable");
     }
 
     /** A Lettuce client whose Pub/Sub connections go to another server, so they can fail alone. */

@@ -1,7 +1,8 @@
-package dev.synchronizers.redis;
+package dev.synchronizers.redis.child;
 
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.SynchronizerException;
+import dev.synchronizers.redis.Redlock;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -38,7 +39,7 @@ public final class RedlockWorkerMain {
             """;
 
     /** Writes the counter for the holder of a token, unless a newer token was seen; counts accepted writes. */
-    static final String WRITE = """
+    public static final String WRITE = """
             local high = tonumber(redis.call('GET', KEYS[1]) or '0')
             if tonumber(ARGV[1]) < high then
               redis.call('INCR', KEYS[3])
@@ -54,11 +55,12 @@ public final class RedlockWorkerMain {
     }
 
     /** The store's keys under a prefix: highest token, value, refused, accepted, stop. */
-    static String[] storeKeys(String prefix) {
+    public static String[] storeKeys(String prefix) {
         return new String[] {prefix + ":high", prefix + ":value", prefix + ":refused", prefix + ":accepted"};
     }
 
-    static String stopKey(String prefix) {
+    /** The store key that tells the workers to stop once it is set. */
+    public static String stopKey(String prefix) {
         return prefix + ":stop";
     }
 

@@ -1,4 +1,4 @@
-package dev.synchronizers.redis;
+package dev.synchronizers.redis.fault;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -8,6 +8,10 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.Redlock;
+import dev.synchronizers.redis.child.RedlockHolderMain;
+import dev.synchronizers.redis.child.RedlockWorkerMain;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;

@@ -1,11 +1,12 @@
-package dev.synchronizers.redis;
+package dev.synchronizers.redis.child;
 
 import dev.synchronizers.DistributedCountDownLatch;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.DistributedSemaphore;
+import dev.synchronizers.redis.RedisSynchronizers;
 
 /**
- * Run by {@link MetricsTest} in a JVM whose class path lacks Micrometer: every synchronizer works
+ * Run by {@code MetricsTest} in a JVM whose class path lacks Micrometer: every synchronizer works
  * without it. Arguments: the Redis URI and a key prefix. Prints {@code no-micrometer: ok}.
  */
 public final class NoMicrometerMain {

@@ -1,5 +1,6 @@
-package dev.synchronizers.redis;
+package dev.synchronizers.redis.child;
 
+import dev.synchronizers.redis.RedisSynchronizers;
 import java.time.Duration;
 
 /**
