@@ -2,6 +2,7 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.script.RenewReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -168,7 +169,8 @@ final class Machinery extends ClientContext {
         if (!fromCurrentMaster.test(sentNanos)) {
             return false;   // switched while WAIT ran: the answer may be the old master's
         }
-        boolean met = (Long) both.reply().get(0) == 1L && acks.met(both.followUp());
+        boolean met = RenewReply.of(renew, both.reply(), 1).outcome(0) == RenewReply.Outcome.RENEWED
+                && acks.met(both.followUp());
         if (!met) {
             metrics.replicaAcksShort("acquire");
         }

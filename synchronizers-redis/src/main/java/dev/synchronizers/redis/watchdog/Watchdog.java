@@ -2,6 +2,7 @@ package dev.synchronizers.redis.watchdog;
 
 import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.script.RenewReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Replies;
@@ -476,7 +477,7 @@ public final class Watchdog implements AutoCloseable {
             if (failure != null) {
                 recorder.replicaAcksShort("renew");
                 log.warn("watchdog could not learn how many replicas have its renewals: {}", failure.getMessage());
-            } else if ((Long) both.reply().get(0) != 1L) {
+            } else if (RenewReply.of(lease.renewScript, both.reply(), 1).outcome(0) != RenewReply.Outcome.RENEWED) {
                 // The lease ended meanwhile: nothing was written again, and the WAIT proves nothing.
                 log.debug("watchdog could not check its renewals' replicas this tick: the lease it wrote again ended");
             } else if (!acks.met.test(both.followUp())) {
@@ -507,21 +508,24 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Sends one call that renews {@code chunk}. On a cluster, a call of several items that a slot
-     * migration refuses with {@code TRYAGAIN} (its keys split between the slot's old and new
-     * master) is sent again item by item at once: each item alone is served, by the old master or
-     * through {@code ASK} by the new one. The reply then holds, per item, its answer or an
+     * Sends one call that renews {@code chunk}; its answer holds, per item, its
+     * {@link RenewReply.Outcome}. On a cluster, a call of several items that a slot migration
+     * refuses with {@code TRYAGAIN} (its keys split between the slot's old and new master) is sent
+     * again item by item at once: each item alone is served, by the old master or through
+     * {@code ASK} by the new one. The answer then holds, per item, its outcome or an
      * {@link ItemFailure}.
      */
     private CompletionStage<List<Object>> send(Script script, List<Lease> chunk) {
         Item items = item(script, chunk);
         if (chunk.size() == 1) {
-            return scripts.run(script, items.keys, items.args);
+            return scripts.<List<Object>>run(script, items.keys, items.args)
+                    .thenApply(reply -> List.of(RenewReply.of(script, reply, 1).outcome(0)));
         }
         CompletionStage<List<Object>> whole = scripts.runBatch(script, items.keys, items.args);
         return whole.handle((reply, failure) -> {
             if (failure == null) {
-                return CompletableFuture.completedFuture(reply);
+                return CompletableFuture.<List<Object>>completedFuture(
+                        new ArrayList<>(RenewReply.of(script, reply, chunk.size()).outcomes()));
             }
             if (!ScriptRegistry.tryAgain(failure)) {
                 return CompletableFuture.<List<Object>>failedFuture(failure);
@@ -538,8 +542,9 @@ public final class Watchdog implements AutoCloseable {
         for (Lease lease : chunk) {
             Item item = item(script, List.of(lease));
             CompletionStage<List<Object>> reply = scripts.run(script, item.keys, item.args);
-            each.add(reply.handle((renewed, failure) -> failure == null ? renewed.get(0) : new ItemFailure(failure))
-                    .toCompletableFuture());
+            each.add(reply.handle((renewed, failure) -> failure == null
+                    ? (Object) RenewReply.of(script, renewed, 1).outcome(0)
+                    : new ItemFailure(failure)).toCompletableFuture());
         }
         return CompletableFuture.allOf(each.toArray(new CompletableFuture<?>[0]))
                 .thenApply(ignored -> {
@@ -588,10 +593,11 @@ public final class Watchdog implements AutoCloseable {
                 failure = failure == null ? String.valueOf(itemFailure.failure().getMessage()) : failure;
                 continue;
             }
-            long reply = (Long) renewed.get(i);
-            // 1: renewed; 2: taken back where it was gone (redlock-renew.lua), which counts only if
-            // the owner agrees that its hold lasted meanwhile.
-            if (reply == 1L || reply == 2L && (lease.takeBack == null || lease.takeBack.getAsBoolean())) {
+            // Taken back where it was gone (redlock-renew.lua) counts only if the owner agrees that
+            // its hold lasted meanwhile.
+            Object outcome = renewed.get(i);
+            if (outcome == RenewReply.Outcome.RENEWED || outcome == RenewReply.Outcome.TAKEN_BACK
+                    && (lease.takeBack == null || lease.takeBack.getAsBoolean())) {
                 lease.renewedNanos = tickStart;
                 renewedAndFailed[0]++;
             } else {
