@@ -12,6 +12,7 @@ import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.support.Disconnected;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.watchdog.HoldLease;
+import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -348,12 +349,9 @@ final class QuorumLockBackend extends LockBackend {
         @Override
         public HoldLease keep(int index, long fixedMillis, long startNanos, Thread owningThread,
                 Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
-            Watchdog watchdog = redlock.nodes.get(index).watchdog();
-            String[] keys = QuorumLockBackend.this.keys.keysFor(Script.REDLOCK_RENEW);
-            String[] args = {owner, Long.toString(token)};
-            return fixedMillis > 0
-                    ? watchdog.register(Script.REDLOCK_RENEW, keys, args, fixedMillis, startNanos, onLost)
-                    : watchdog.registerFor(Script.REDLOCK_RENEW, keys, args, startNanos, owningThread, onLost, takeBack);
+            return redlock.nodes.get(index).watchdog().register(new Renewal(Script.REDLOCK_RENEW,
+                    QuorumLockBackend.this.keys.keysFor(Script.REDLOCK_RENEW), new String[] {owner, Long.toString(token)},
+                    fixedMillis, startNanos, owningThread, onLost, takeBack));
         }
 
         @Override

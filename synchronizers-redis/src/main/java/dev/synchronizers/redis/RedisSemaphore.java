@@ -14,6 +14,7 @@ import dev.synchronizers.redis.script.SemaphoreReleaseReply;
 import dev.synchronizers.redis.script.SemaphoreReply;
 import dev.synchronizers.redis.script.SemaphoreReply.Outcome;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -374,8 +375,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         books.lock();
         try {
             grants.add(grant);
-            grant.lease = machinery.watchdog.registerForClient(Script.SEMAPHORE_RENEW, keys.forRenew(),
-                    new String[] {id}, sentNanos, cause -> lost(grant, cause));
+            grant.lease = machinery.watchdog.register(Renewal.ofClient(Script.SEMAPHORE_RENEW, keys.forRenew(),
+                    new String[] {id}, sentNanos, cause -> lost(grant, cause)));
         } finally {
             books.unlock();
         }

@@ -89,8 +89,8 @@ public final class RedisSynchronizers implements Synchronizers {
                 : openSideConnection(topology, acks, commandTimeout);
         ScriptRegistry sideScripts = side == null ? null : new ScriptRegistry(side, metrics, commandTimeout);
         long leaseMillis = options.lease().toMillis();
-        Watchdog watchdog = new Watchdog(scripts, leaseMillis, commandTimeout,
-                "synchronizers-watchdog-" + clientId.substring(0, 8), metrics, topology::batchGroup);
+        Watchdog watchdog = new Watchdog(scripts, metrics, topology::batchGroup, new Watchdog.Options(leaseMillis,
+                commandTimeout, Duration.ZERO, "synchronizers-watchdog-" + clientId.substring(0, 8)));
         this.closed = new AtomicBoolean();
         if (acks != null) {
             watchdog.acknowledgeRenewals(sideScripts,

@@ -50,8 +50,8 @@ final class RedlockNode {
         this.timeout = timeout;
         this.commands = lazyCommands();
         this.scripts = new ScriptRegistry(commands, metrics, timeout);
-        this.watchdog = new Watchdog(scripts, leaseMillis, timeout,
-                "synchronizers-redlock-" + clientId.substring(0, 8) + "-node" + index, metrics, key -> 0, drift);
+        this.watchdog = new Watchdog(scripts, metrics, key -> 0, new Watchdog.Options(leaseMillis, timeout, drift,
+                "synchronizers-redlock-" + clientId.substring(0, 8) + "-node" + index));
         watchdog.everyTick(this::connectIfDown);
     }
 

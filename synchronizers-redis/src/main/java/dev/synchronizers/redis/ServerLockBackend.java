@@ -12,6 +12,7 @@ import dev.synchronizers.redis.script.ReadWriteLockPicture;
 import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.watchdog.HoldLease;
+import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.wakeup.WakeupMessage;
@@ -171,8 +172,9 @@ final class ServerLockBackend extends LockBackend {
 
             @Override
             public HoldLease start(Consumer<LostHold.Cause> onLost) {
-                return machinery.watchdog.register(policy.renew, keys.keysFor(policy.renew),
-                        new String[] {owner, Long.toString(token)}, fixedLeaseMillis, sentNanos, onLost);
+                return machinery.watchdog.register(Renewal.ofThread(policy.renew, keys.keysFor(policy.renew),
+                        new String[] {owner, Long.toString(token)}, fixedLeaseMillis, sentNanos, Thread.currentThread(),
+                        onLost));
             }
         });
         machinery.registeredAfterCheck(sentNanos);
