@@ -6,6 +6,7 @@ import dev.synchronizers.redis.script.RenewReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.watchdog.FollowUps;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
@@ -32,6 +33,8 @@ final class Machinery extends ClientContext {
     final RedisClusterAsyncCommands<String, String> redis;
     final ScriptRegistry scripts;
     final Watchdog watchdog;
+    /** The watchdog's follow-ups: releases, leaves and give-backs sent again until Redis answers. */
+    final FollowUps followUps;
     /** The replica acknowledgement every acquisition needs, or null. */
     final ReplicaAcks acks;
     /** With {@link #acks}: the side connection that carries the WAITs, and its script registry; else null. */
@@ -68,6 +71,7 @@ final class Machinery extends ClientContext {
         this.redis = redis;
         this.scripts = scripts;
         this.watchdog = watchdog;
+        this.followUps = watchdog.followUps();
         this.acks = acks;
         this.acksRedis = acksRedis;
         this.acksScripts = acksScripts;

@@ -137,7 +137,7 @@ final class QueuePlace {
                 log.debug("{}: could not leave the queue; retrying until its place's lease is over: {}", what,
                         e.toString());
                 Supplier<CompletionStage<?>> send = () -> machinery.scripts.run(leave, leaveKeys, leaveArgs);
-                machinery.watchdog.retryUntil("leave the queue of " + what, () -> retryGuard.apply(send),
+                machinery.followUps.retryUntil(leave, "leave the queue of " + what, () -> retryGuard.apply(send),
                         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             }
         }

@@ -25,7 +25,6 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
-import java.util.function.Supplier;
 
 /**
  * The backend of a {@link Redlock}'s lock: held while a quorum of its nodes hold it. See
@@ -290,8 +289,7 @@ final class QuorumLockBackend extends LockBackend {
 
     private void giveBackOn(RedlockNode node, String owner, long deadline) {
         context.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
-        sendRetried(node, "give back " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner), deadline,
-                failure -> true);
+        giveBackRetried(node, owner, "give back " + KIND + " '" + name + "'", deadline, failure -> true);
     }
 
     private CompletionStage<Long> giveBackCommand(RedlockNode node, String owner) {
@@ -299,21 +297,23 @@ final class QuorumLockBackend extends LockBackend {
     }
 
     /**
-     * Sends a follow-up; if the node does not take it and the failure is {@code worthRetrying}, its
-     * watchdog retries it until {@code deadline}.
+     * Sends the node the give-back of {@code owner}'s hold; if the node does not take it and the
+     * failure is {@code worthRetrying}, the node's follow-ups retry it until {@code deadline}.
      *
      * @return the first sending's reply
      */
-    private <T> CompletionStage<T> sendRetried(RedlockNode node, String what,
-            Supplier<CompletionStage<T>> command, long deadline, Predicate<Throwable> worthRetrying) {
-        CompletionStage<T> reply = command.get();
-        reply.whenComplete((ok, failure) -> {
-            if (failure != null && worthRetrying.test(failure)) {
-                context.metrics.followUp(Recorder.FollowUp.RETRY);
-                node.watchdog().retryUntil(what, command::get, deadline);
-            }
-        });
-        return reply;
+    private CompletionStage<Long> giveBackRetried(RedlockNode node, String owner, String what, long deadline,
+            Predicate<Throwable> worthRetrying) {
+        return node.watchdog().followUps().send(Script.LOCK_GIVE_BACK, what, () -> giveBackCommand(node, owner),
+                deadline, failure -> {
+                    if (!worthRetrying.test(failure)) {
+                        return false;
+                    }
+                    // Counted here and again by the node's follow-ups, as Redlock always has: each of
+                    // its queued retries counts twice (one per queued retry is what the metric means).
+                    context.metrics.followUp(Recorder.FollowUp.RETRY);
+                    return true;
+                });
     }
 
     /** The nodes as the lease of one hold (by its attempt's owner string) uses them. */
@@ -366,8 +366,8 @@ final class QuorumLockBackend extends LockBackend {
                 context.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
             }
             RedlockNode node = redlock.nodes.get(index);
-            return sendRetried(node, "release of " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner),
-                    deadlineNanos, failure -> !Disconnected.isRefusal(failure) || mayHaveHeld.getAsBoolean());
+            return giveBackRetried(node, owner, "release of " + KIND + " '" + name + "'", deadlineNanos,
+                    failure -> !Disconnected.isRefusal(failure) || mayHaveHeld.getAsBoolean());
         }
     }
 

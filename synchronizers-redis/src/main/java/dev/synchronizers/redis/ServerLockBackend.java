@@ -197,7 +197,8 @@ final class ServerLockBackend extends LockBackend {
         } catch (RuntimeException e) {
             log.debug("{}: could not give back; retrying while the thread neither holds nor acquires it: {}", what,
                     e.toString());
-            machinery.watchdog.retryUntil(what, () -> unlessTaken(threadId, () -> giveBackCommand(owner)),
+            machinery.followUps.retryUntil(Script.LOCK_GIVE_BACK, what,
+                    () -> unlessTaken(threadId, () -> giveBackCommand(owner)),
                     System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
         }
     }
@@ -394,13 +395,9 @@ final class ServerLockBackend extends LockBackend {
 
     /** Sends a token-checked release and does not wait for it; one that fails is retried until the lease is over. */
     private void releaseQuietly(String owner, long token) {
-        releaseCommand(owner, token).whenComplete((reply, failure) -> {
-            if (failure != null) {
-                machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
-                        () -> releaseCommand(owner, token),
-                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
-            }
-        });
+        machinery.followUps.send(policy.release, "release of " + kind + " '" + name + "'",
+                () -> releaseCommand(owner, token),
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
     }
 
     private CompletionStage<List<Object>> releaseCommand(String owner, long token) {
@@ -510,7 +507,7 @@ final class ServerLockBackend extends LockBackend {
      */
     private void retryRelease(Holds.Hold held) {
         long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis() : machinery.leaseMillis);
-        machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
+        machinery.followUps.retryUntil(policy.release, "release of " + kind + " '" + name + "'",
                 () -> releaseCommand(held.owner, held.token), System.nanoTime() + leaseNanos);
     }
 

@@ -48,6 +48,10 @@ import org.slf4j.LoggerFactory;
  * out ({@link LostHold.Cause#LEASE_EXPIRED}, noticed when it runs out rather than at the next tick,
  * so that whoever waits for the hold to end hears of it then).
  *
+ * <p>Each tick first sends again the {@linkplain #followUps() follow-ups} still waiting for an
+ * answer, then renews, then runs the housekeeping added with {@link #everyTick} (the wake-up sweep,
+ * the Pub/Sub health check, connecting a Redlock node that was down).
+ *
  * <p>Each lease ends exactly once: {@link #unregister} (its owner released it) and the watchdog's
  * verdict race on one atomic state, so a lease that is being released is never reported lost and a
  * lost one is never released as if held.
@@ -80,9 +84,9 @@ public final class Watchdog implements AutoCloseable {
     /** Whether a tick's acknowledgement check is still under way: the next tick then sends none. */
     private final AtomicBoolean checkingAcks = new AtomicBoolean();
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
-    private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ScheduledExecutorService scheduler;
+    private final FollowUps followUps;
     private volatile Thread thread;
     /**
      * Ticks in a row in which some renewal got no answer: only the first of a run is logged as a
@@ -131,6 +135,7 @@ public final class Watchdog implements AutoCloseable {
         });
         executor.setRemoveOnCancelPolicy(true);
         this.scheduler = executor;
+        this.followUps = new FollowUps(recorder, scheduler, System::nanoTime);
         scheduler.scheduleWithFixedDelay(this::tick, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
     }
 
@@ -223,32 +228,12 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Retries a command that could not reach Redis (a release) at every tick until it succeeds
-     * or {@code deadlineNanos} passes, after which what it would have done is done by a lease
-     * running out anyway. The command must be safe to repeat (token-checked).
+     * Returns the follow-ups that this watchdog's ticks send again until Redis answers.
      *
-     * @param what what it does, for the log
-     * @param command sends the command once
-     * @param deadlineNanos {@link System#nanoTime()} after which to give up
+     * @return the follow-ups, sent from this watchdog's thread
      */
-    public void retryUntil(String what, Supplier<CompletionStage<?>> command, long deadlineNanos) {
-        recorder.followUp(Recorder.FollowUp.RETRY);
-        retries.add(new Retry(what, command, deadlineNanos));
-    }
-
-    /**
-     * Sends the pending retries now, on the watchdog thread, instead of at the next tick: called
-     * when the connection to Redis is back, so that a release that failed during the outage ends
-     * its hold at once rather than up to a tick later, while others wait for it.
-     */
-    public void retryNow() {
-        if (!retries.isEmpty() && !scheduler.isShutdown()) {
-            try {
-                scheduler.execute(this::retryPending);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                // Closed meanwhile: nothing is retried any more.
-            }
-        }
+    public FollowUps followUps() {
+        return followUps;
     }
 
     /**
@@ -267,15 +252,6 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Returns the number of commands waiting to be retried, for leak checks.
-     *
-     * @return how many retries are pending
-     */
-    public int pendingRetries() {
-        return retries.size();
-    }
-
-    /**
      * Adds housekeeping to run at every tick, after the renewals (e.g. unsubscribing idle
      * channels). It must be quick and must not block.
      *
@@ -289,28 +265,12 @@ public final class Watchdog implements AutoCloseable {
     public void tick() {
         long start = System.nanoTime();
         try {
-            retryPending();
+            followUps.retryPending();
             int[] renewedAndFailed = renewAll();
             chores.forEach(Runnable::run);
             recorder.tick(System.nanoTime() - start, renewedAndFailed[0], renewedAndFailed[1]);
         } catch (RuntimeException | Error e) {
             log.error("watchdog tick failed; it runs again in {} ms", tickMillis, e);
-        }
-    }
-
-    private void retryPending() {
-        long now = System.nanoTime();
-        for (Retry retry : retries) {
-            if (now - retry.deadlineNanos >= 0) {
-                retries.remove(retry);
-                log.debug("gave up retrying {}: its lease has run out anyway", retry.what);
-                continue;
-            }
-            retry.command.get().whenComplete((reply, failure) -> {
-                if (failure == null) {
-                    retries.remove(retry);
-                }
-            });
         }
     }
 
@@ -553,7 +513,7 @@ public final class Watchdog implements AutoCloseable {
             }
         }
         leases.clear();
-        retries.clear();
+        followUps.clear();
     }
 
     /** One registered hold's lease. Identity is object identity. */
@@ -624,18 +584,5 @@ public final class Watchdog implements AutoCloseable {
 
     /** The leases one renewal call may take: those of one renew script and one batch group. */
     private record BatchKey(Script script, int group) {
-    }
-
-    /** A command to repeat until it succeeds or its deadline passes. Identity is object identity. */
-    private static final class Retry {
-        final String what;
-        final Supplier<CompletionStage<?>> command;
-        final long deadlineNanos;
-
-        Retry(String what, Supplier<CompletionStage<?>> command, long deadlineNanos) {
-            this.what = what;
-            this.command = command;
-            this.deadlineNanos = deadlineNanos;
-        }
     }
 }
