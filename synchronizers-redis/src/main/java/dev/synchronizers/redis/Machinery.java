@@ -2,9 +2,11 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.script.RenewReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.watchdog.FollowUps;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
@@ -31,6 +33,8 @@ final class Machinery extends ClientContext {
     final RedisClusterAsyncCommands<String, String> redis;
     final ScriptRegistry scripts;
     final Watchdog watchdog;
+    /** The watchdog's follow-ups: releases, leaves and give-backs sent again until Redis answers. */
+    final FollowUps followUps;
     /** The replica acknowledgement every acquisition needs, or null. */
     final ReplicaAcks acks;
     /** With {@link #acks}: the side connection that carries the WAITs, and its script registry; else null. */
@@ -67,6 +71,7 @@ final class Machinery extends ClientContext {
         this.redis = redis;
         this.scripts = scripts;
         this.watchdog = watchdog;
+        this.followUps = watchdog.followUps();
         this.acks = acks;
         this.acksRedis = acksRedis;
         this.acksScripts = acksScripts;
@@ -168,7 +173,8 @@ final class Machinery extends ClientContext {
         if (!fromCurrentMaster.test(sentNanos)) {
             return false;   // switched while WAIT ran: the answer may be the old master's
         }
-        boolean met = (Long) both.reply().get(0) == 1L && acks.met(both.followUp());
+        boolean met = RenewReply.of(renew, both.reply(), 1).outcome(0) == RenewReply.Outcome.RENEWED
+                && acks.met(both.followUp());
         if (!met) {
             metrics.replicaAcksShort("acquire");
         }

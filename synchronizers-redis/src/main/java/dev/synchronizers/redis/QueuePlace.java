@@ -3,6 +3,7 @@ package dev.synchronizers.redis;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -100,8 +101,8 @@ final class QueuePlace {
 
     private void register(long sentNanos) {
         WakeupDispatcher.Subscription wakes = subscription;
-        lease = machinery.watchdog.register(renew, placeKeys, new String[] {owner}, 0, sentNanos,
-                cause -> wakes.wake());
+        lease = machinery.watchdog.register(Renewal.ofThread(renew, placeKeys, new String[] {owner}, 0, sentNanos,
+                Thread.currentThread(), cause -> wakes.wake()));
     }
 
     /**
@@ -136,7 +137,7 @@ final class QueuePlace {
                 log.debug("{}: could not leave the queue; retrying until its place's lease is over: {}", what,
                         e.toString());
                 Supplier<CompletionStage<?>> send = () -> machinery.scripts.run(leave, leaveKeys, leaveArgs);
-                machinery.watchdog.retryUntil("leave the queue of " + what, () -> retryGuard.apply(send),
+                machinery.followUps.retryUntil(leave, "leave the queue of " + what, () -> retryGuard.apply(send),
                         System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             }
         }

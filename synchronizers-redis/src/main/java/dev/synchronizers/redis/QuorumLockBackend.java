@@ -12,6 +12,7 @@ import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.support.Disconnected;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.watchdog.HoldLease;
+import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,7 +25,6 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
-import java.util.function.Supplier;
 
 /**
  * The backend of a {@link Redlock}'s lock: held while a quorum of its nodes hold it. See
@@ -289,8 +289,7 @@ final class QuorumLockBackend extends LockBackend {
 
     private void giveBackOn(RedlockNode node, String owner, long deadline) {
         context.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
-        sendRetried(node, "give back " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner), deadline,
-                failure -> true);
+        giveBackRetried(node, owner, "give back " + KIND + " '" + name + "'", deadline, failure -> true);
     }
 
     private CompletionStage<Long> giveBackCommand(RedlockNode node, String owner) {
@@ -298,21 +297,23 @@ final class QuorumLockBackend extends LockBackend {
     }
 
     /**
-     * Sends a follow-up; if the node does not take it and the failure is {@code worthRetrying}, its
-     * watchdog retries it until {@code deadline}.
+     * Sends the node the give-back of {@code owner}'s hold; if the node does not take it and the
+     * failure is {@code worthRetrying}, the node's follow-ups retry it until {@code deadline}.
      *
      * @return the first sending's reply
      */
-    private <T> CompletionStage<T> sendRetried(RedlockNode node, String what,
-            Supplier<CompletionStage<T>> command, long deadline, Predicate<Throwable> worthRetrying) {
-        CompletionStage<T> reply = command.get();
-        reply.whenComplete((ok, failure) -> {
-            if (failure != null && worthRetrying.test(failure)) {
-                context.metrics.followUp(Recorder.FollowUp.RETRY);
-                node.watchdog().retryUntil(what, command::get, deadline);
-            }
-        });
-        return reply;
+    private CompletionStage<Long> giveBackRetried(RedlockNode node, String owner, String what, long deadline,
+            Predicate<Throwable> worthRetrying) {
+        return node.watchdog().followUps().send(Script.LOCK_GIVE_BACK, what, () -> giveBackCommand(node, owner),
+                deadline, failure -> {
+                    if (!worthRetrying.test(failure)) {
+                        return false;
+                    }
+                    // Counted here and again by the node's follow-ups, as Redlock always has: each of
+                    // its queued retries counts twice (one per queued retry is what the metric means).
+                    context.metrics.followUp(Recorder.FollowUp.RETRY);
+                    return true;
+                });
     }
 
     /** The nodes as the lease of one hold (by its attempt's owner string) uses them. */
@@ -348,12 +349,9 @@ final class QuorumLockBackend extends LockBackend {
         @Override
         public HoldLease keep(int index, long fixedMillis, long startNanos, Thread owningThread,
                 Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
-            Watchdog watchdog = redlock.nodes.get(index).watchdog();
-            String[] keys = QuorumLockBackend.this.keys.keysFor(Script.REDLOCK_RENEW);
-            String[] args = {owner, Long.toString(token)};
-            return fixedMillis > 0
-                    ? watchdog.register(Script.REDLOCK_RENEW, keys, args, fixedMillis, startNanos, onLost)
-                    : watchdog.registerFor(Script.REDLOCK_RENEW, keys, args, startNanos, owningThread, onLost, takeBack);
+            return redlock.nodes.get(index).watchdog().register(new Renewal(Script.REDLOCK_RENEW,
+                    QuorumLockBackend.this.keys.keysFor(Script.REDLOCK_RENEW), new String[] {owner, Long.toString(token)},
+                    fixedMillis, startNanos, owningThread, onLost, takeBack));
         }
 
         @Override
@@ -368,8 +366,8 @@ final class QuorumLockBackend extends LockBackend {
                 context.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
             }
             RedlockNode node = redlock.nodes.get(index);
-            return sendRetried(node, "release of " + KIND + " '" + name + "'", () -> giveBackCommand(node, owner),
-                    deadlineNanos, failure -> !Disconnected.isRefusal(failure) || mayHaveHeld.getAsBoolean());
+            return giveBackRetried(node, owner, "release of " + KIND + " '" + name + "'", deadlineNanos,
+                    failure -> !Disconnected.isRefusal(failure) || mayHaveHeld.getAsBoolean());
         }
     }
 

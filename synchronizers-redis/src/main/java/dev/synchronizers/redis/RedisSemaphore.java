@@ -14,6 +14,7 @@ import dev.synchronizers.redis.script.SemaphoreReleaseReply;
 import dev.synchronizers.redis.script.SemaphoreReply;
 import dev.synchronizers.redis.script.SemaphoreReply.Outcome;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -354,16 +355,10 @@ final class RedisSemaphore implements DistributedSemaphore {
      */
     private void giveUp(String acquisition) {
         machinery.metrics.followUp(Recorder.FollowUp.GIVE_UP);
-        Supplier<CompletionStage<?>> leave = () -> machinery.scripts.run(Script.SEMAPHORE_LEAVE, keys.forQueue(),
-                acquisition, Long.toString(machinery.leaseMillis));
-        leave.get().whenComplete((reply, failure) -> {
-            if (failure != null) {
-                log.debug("{}: could not give up acquisition {} yet; retrying: {}", what(""), acquisition,
-                        failure.toString());
-                machinery.watchdog.retryUntil("give up acquisition " + acquisition + " of " + what(""), leave,
-                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
-            }
-        });
+        machinery.followUps.send(Script.SEMAPHORE_LEAVE, "give up acquisition " + acquisition + " of " + what(""),
+                () -> machinery.scripts.run(Script.SEMAPHORE_LEAVE, keys.forQueue(), acquisition,
+                        Long.toString(machinery.leaseMillis)),
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
     }
 
     /** Books a grant this client now holds, and keeps its lease renewed until released or lost. */
@@ -372,8 +367,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         books.lock();
         try {
             grants.add(grant);
-            grant.lease = machinery.watchdog.registerForClient(Script.SEMAPHORE_RENEW, keys.forRenew(),
-                    new String[] {id}, sentNanos, cause -> lost(grant, cause));
+            grant.lease = machinery.watchdog.register(Renewal.ofClient(Script.SEMAPHORE_RENEW, keys.forRenew(),
+                    new String[] {id}, sentNanos, cause -> lost(grant, cause)));
         } finally {
             books.unlock();
         }
@@ -510,7 +505,7 @@ final class RedisSemaphore implements DistributedSemaphore {
                     + " (dropped locally; the release is retried until Redis answers, and the permits expire with"
                     + " their lease at the latest)");
         } catch (SynchronizerUnavailableException e) {
-            machinery.watchdog.retryUntil("release permits of " + what(""), release::get,
+            machinery.followUps.retryUntil(Script.SEMAPHORE_RELEASE, "release permits of " + what(""), release,
                     System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
             throw e;
         }

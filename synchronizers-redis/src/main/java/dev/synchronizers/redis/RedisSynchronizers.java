@@ -89,8 +89,8 @@ public final class RedisSynchronizers implements Synchronizers {
                 : openSideConnection(topology, acks, commandTimeout);
         ScriptRegistry sideScripts = side == null ? null : new ScriptRegistry(side, metrics, commandTimeout);
         long leaseMillis = options.lease().toMillis();
-        Watchdog watchdog = new Watchdog(scripts, leaseMillis, commandTimeout,
-                "synchronizers-watchdog-" + clientId.substring(0, 8), metrics, topology::batchGroup);
+        Watchdog watchdog = new Watchdog(scripts, metrics, topology::batchGroup, new Watchdog.Options(leaseMillis,
+                commandTimeout, Duration.ZERO, "synchronizers-watchdog-" + clientId.substring(0, 8)));
         this.closed = new AtomicBoolean();
         if (acks != null) {
             watchdog.acknowledgeRenewals(sideScripts,
@@ -100,13 +100,13 @@ public final class RedisSynchronizers implements Synchronizers {
                 new WakeupDispatcher(topology.pubSub(), commandTimeout, Owner.prefixOf(clientId), metrics),
                 options.lostHoldListeners(watchdog.executor(), metrics), metrics, leaseMillis, commandTimeout, acks, side,
                 sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed);
-        metrics.clientGauges(machinery.watchdog::registered, machinery.watchdog::pendingRetries,
+        metrics.clientGauges(machinery.watchdog::registered, machinery.followUps::pending,
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
         machinery.watchdog.everyTick(machinery.wakeups::checkHealth);
         // Follow-ups that failed during an outage (releases, leaves, give-backs) go out as soon as
         // the connection is back, not a tick later: their holds keep others waiting meanwhile.
-        topology.onReconnect(machinery.watchdog::retryNow);
+        topology.onReconnect(machinery.followUps::retryNow);
         // Moved to a new master (a Sentinel switch): every hold is renewed there at once, and one
         // it lacks is reported lost right then; the wake-up transport has woken every waiter.
         // A release sent to the old master after the promotion is sent again, so that a hold the
@@ -244,7 +244,7 @@ public final class RedisSynchronizers implements Synchronizers {
     }
 
     int pendingRetries() {
-        return machinery.watchdog.pendingRetries();
+        return machinery.followUps.pending();
     }
 
     /** Synchronizer objects that holds keep reachable, for leak checks. */

@@ -298,7 +298,7 @@ public final class Redlock implements AutoCloseable {
 
     /** Follow-ups (releases, give-backs) the nodes' watchdogs still retry. */
     int pendingRetries() {
-        return nodes.stream().mapToInt(node -> node.watchdog().pendingRetries()).sum();
+        return nodes.stream().mapToInt(node -> node.watchdog().followUps().pending()).sum();
     }
 
     /** Channels with local waiters. */

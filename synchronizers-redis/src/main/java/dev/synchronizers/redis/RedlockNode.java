@@ -50,8 +50,8 @@ final class RedlockNode {
         this.timeout = timeout;
         this.commands = lazyCommands();
         this.scripts = new ScriptRegistry(commands, metrics, timeout);
-        this.watchdog = new Watchdog(scripts, leaseMillis, timeout,
-                "synchronizers-redlock-" + clientId.substring(0, 8) + "-node" + index, metrics, key -> 0, drift);
+        this.watchdog = new Watchdog(scripts, metrics, key -> 0, new Watchdog.Options(leaseMillis, timeout, drift,
+                "synchronizers-redlock-" + clientId.substring(0, 8) + "-node" + index));
         watchdog.everyTick(this::connectIfDown);
     }
 
@@ -95,7 +95,7 @@ final class RedlockNode {
             StandaloneTopology connected = StandaloneTopology.connect(null, uri,
                     StandaloneTopology.clientOptions(timeout), timeout);
             // Follow-ups that failed while the node was down go out as soon as it is back.
-            connected.onReconnect(watchdog::retryNow);
+            connected.onReconnect(watchdog.followUps()::retryNow);
             topology = connected;
             transport.attach(connected.pubSub());
             return null;
@@ -111,7 +111,7 @@ final class RedlockNode {
             RuntimeException failure = connect();
             if (failure == null) {
                 log.info("Redlock node {} is connected", describe());
-                watchdog.retryNow();
+                watchdog.followUps().retryNow();
             } else {
                 log.debug("Redlock node {} is still unreachable: {}", describe(), failure.getMessage());
             }

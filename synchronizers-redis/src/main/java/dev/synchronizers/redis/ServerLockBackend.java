@@ -12,6 +12,7 @@ import dev.synchronizers.redis.script.ReadWriteLockPicture;
 import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.watchdog.HoldLease;
+import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.wakeup.WakeupMessage;
@@ -154,8 +155,9 @@ final class ServerLockBackend extends LockBackend {
 
             @Override
             public HoldLease start(Consumer<LostHold.Cause> onLost) {
-                return machinery.watchdog.register(policy.renew, keys.keysFor(policy.renew),
-                        new String[] {owner, Long.toString(token)}, fixedLeaseMillis, sentNanos, onLost);
+                return machinery.watchdog.register(Renewal.ofThread(policy.renew, keys.keysFor(policy.renew),
+                        new String[] {owner, Long.toString(token)}, fixedLeaseMillis, sentNanos, Thread.currentThread(),
+                        onLost));
             }
         });
         machinery.registeredAfterCheck(sentNanos);
@@ -178,7 +180,8 @@ final class ServerLockBackend extends LockBackend {
         } catch (RuntimeException e) {
             log.debug("{}: could not give back; retrying while the thread neither holds nor acquires it: {}", what,
                     e.toString());
-            machinery.watchdog.retryUntil(what, () -> unlessTaken(threadId, () -> giveBackCommand(owner)),
+            machinery.followUps.retryUntil(Script.LOCK_GIVE_BACK, what,
+                    () -> unlessTaken(threadId, () -> giveBackCommand(owner)),
                     System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
         }
     }
@@ -375,13 +378,9 @@ final class ServerLockBackend extends LockBackend {
 
     /** Sends a token-checked release and does not wait for it; one that fails is retried until the lease is over. */
     private void releaseQuietly(String owner, long token) {
-        releaseCommand(owner, token).whenComplete((reply, failure) -> {
-            if (failure != null) {
-                machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
-                        () -> releaseCommand(owner, token),
-                        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
-            }
-        });
+        machinery.followUps.send(policy.release, "release of " + kind + " '" + name + "'",
+                () -> releaseCommand(owner, token),
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
     }
 
     private CompletionStage<List<Object>> releaseCommand(String owner, long token) {
@@ -491,7 +490,7 @@ final class ServerLockBackend extends LockBackend {
      */
     private void retryRelease(Holds.Hold held) {
         long leaseNanos = TimeUnit.MILLISECONDS.toNanos(held.lease.fixed() ? held.lease.fixedMillis() : machinery.leaseMillis);
-        machinery.watchdog.retryUntil("release of " + kind + " '" + name + "'",
+        machinery.followUps.retryUntil(policy.release, "release of " + kind + " '" + name + "'",
                 () -> releaseCommand(held.owner, held.token), System.nanoTime() + leaseNanos);
     }
 

@@ -35,43 +35,50 @@ public enum Script {
     LOCK_ACQUIRE("lock-acquire.lua", 2, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: as {@link #LOCK_ACQUIRE}; a late waiting mark costs one wake-up at most. */
     LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 2, 4, ScriptOutputType.MULTI, Sending.BY_SHA),
-    /** Safe when overtaken: names the token of the hold it ends, so it never ends a newer one. */
-    LOCK_RELEASE("lock-release.lua", 2, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
+    /**
+     * Safe when overtaken: names the token of the hold it ends, so it never ends a newer one. Safe to
+     * repeat: token-checked, a second run finds that hold gone and changes nothing.
+     */
+    LOCK_RELEASE("lock-release.lua", 2, 2, ScriptOutputType.MULTI, Sending.BY_SHA, true),
     /** Safe when overtaken: names the token of the hold it passes on; its doubt is settled only after it failed. */
     LOCK_HANDOVER("lock-handover.lua", 2, 5, ScriptOutputType.MULTI, Sending.BY_SHA),
     /**
      * With its text: named by owner, not token, and retried by the watchdog only while that owner's
      * thread neither holds nor acquires; run after the thread's next acquire, it would end that hold.
+     * Safe to repeat within that rule: a second run finds the owner holding nothing and changes nothing.
      */
-    LOCK_GIVE_BACK("lock-give-back.lua", 2, 1, ScriptOutputType.INTEGER, Sending.WITH_TEXT),
-    /** Safe when overtaken: names the token of the hold it ends. */
-    FAIR_LOCK_RELEASE("fair-lock-release.lua", 5, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
+    LOCK_GIVE_BACK("lock-give-back.lua", 2, 1, ScriptOutputType.INTEGER, Sending.WITH_TEXT, true),
+    /** Safe when overtaken: names the token of the hold it ends. Safe to repeat: as {@link #LOCK_RELEASE}. */
+    FAIR_LOCK_RELEASE("fair-lock-release.lua", 5, 2, ScriptOutputType.MULTI, Sending.BY_SHA, true),
     /** With its text: a tick's renewal must not run after the holder's later release, extend or re-lease. */
     LOCK_RENEW("lock-renew.lua", 1, 1, 2, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** Safe when overtaken: administrative, ends whatever is held when it runs. */
     LOCK_FORCE_UNLOCK("lock-force-unlock.lua", 4, 0, ScriptOutputType.INTEGER, Sending.BY_SHA),
     /** Safe when overtaken: its leave is sent only after it failed or answered; a late grant is released by token. */
     FAIR_LOCK_ACQUIRE("fair-lock-acquire.lua", 4, 3, ScriptOutputType.MULTI, Sending.BY_SHA),
-    /** With its text: as {@link #LOCK_GIVE_BACK}; a leave gives back a lock handed to the owner. */
-    FAIR_LOCK_LEAVE("fair-lock-leave.lua", 5, 1, ScriptOutputType.INTEGER, Sending.WITH_TEXT),
+    /**
+     * With its text: as {@link #LOCK_GIVE_BACK}; a leave gives back a lock handed to the owner. Safe
+     * to repeat within that rule: a second run finds no place and no lock of the owner.
+     */
+    FAIR_LOCK_LEAVE("fair-lock-leave.lua", 5, 1, ScriptOutputType.INTEGER, Sending.WITH_TEXT, true),
     /** With its text: as {@link #LOCK_RENEW}, for the places of waiters that may leave meanwhile. */
     FAIR_LOCK_RENEW_PLACE("fair-lock-renew-place.lua", 2, 1, 1, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** Safe when overtaken: as {@link #FAIR_LOCK_ACQUIRE}. */
     RW_READ_ACQUIRE("rw-read-acquire.lua", 7, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: as {@link #LOCK_ACQUIRE}. */
     RW_READ_TRY("rw-read-try.lua", 4, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
-    /** Safe when overtaken: names the token of the read hold it ends. */
-    RW_READ_RELEASE("rw-read-release.lua", 6, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
+    /** Safe when overtaken: names the token of the read hold it ends. Safe to repeat: as {@link #LOCK_RELEASE}. */
+    RW_READ_RELEASE("rw-read-release.lua", 6, 2, ScriptOutputType.MULTI, Sending.BY_SHA, true),
     /** With its text: as {@link #LOCK_RENEW}. */
     RW_READ_RENEW("rw-read-renew.lua", 2, 1, 2, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** Safe when overtaken: as {@link #FAIR_LOCK_ACQUIRE}. */
     RW_WRITE_ACQUIRE("rw-write-acquire.lua", 6, 3, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: as {@link #LOCK_ACQUIRE}. */
     RW_WRITE_TRY("rw-write-try.lua", 3, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
-    /** Safe when overtaken: names the token of the write hold it ends. */
-    RW_WRITE_RELEASE("rw-write-release.lua", 5, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
-    /** With its text: as {@link #FAIR_LOCK_LEAVE}. */
-    RW_WRITE_LEAVE("rw-write-leave.lua", 5, 1, ScriptOutputType.INTEGER, Sending.WITH_TEXT),
+    /** Safe when overtaken: names the token of the write hold it ends. Safe to repeat: as {@link #LOCK_RELEASE}. */
+    RW_WRITE_RELEASE("rw-write-release.lua", 5, 2, ScriptOutputType.MULTI, Sending.BY_SHA, true),
+    /** With its text: as {@link #FAIR_LOCK_LEAVE}. Safe to repeat: as {@link #FAIR_LOCK_LEAVE}. */
+    RW_WRITE_LEAVE("rw-write-leave.lua", 5, 1, ScriptOutputType.INTEGER, Sending.WITH_TEXT, true),
     /** Safe when overtaken: as {@link #LOCK_FORCE_UNLOCK}. */
     RW_FORCE_UNLOCK("rw-force-unlock.lua", 7, 0, ScriptOutputType.INTEGER, Sending.BY_SHA),
     /** Safe when overtaken: as {@link #SEMAPHORE_ADD}; it sets the total once. */
@@ -82,10 +89,16 @@ public enum Script {
     SEMAPHORE_ACQUIRE("semaphore-acquire.lua", 7, 4, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: as {@link #SEMAPHORE_ACQUIRE}. */
     SEMAPHORE_TRY("semaphore-try.lua", 3, 3, ScriptOutputType.MULTI, Sending.BY_SHA),
-    /** Safe when overtaken: sets what each named grant keeps, so it releases those grants once, whenever it runs. */
-    SEMAPHORE_RELEASE("semaphore-release.lua", 7, 1, ScriptOutputType.MULTI, Sending.BY_SHA),
-    /** Safe when overtaken: idempotent, and safe before its acquisition's own call (its mark). */
-    SEMAPHORE_LEAVE("semaphore-leave.lua", 7, 2, ScriptOutputType.INTEGER, Sending.BY_SHA),
+    /**
+     * Safe when overtaken: sets what each named grant keeps, so it releases those grants once,
+     * whenever it runs. Safe to repeat for the same reason.
+     */
+    SEMAPHORE_RELEASE("semaphore-release.lua", 7, 1, ScriptOutputType.MULTI, Sending.BY_SHA, true),
+    /**
+     * Safe when overtaken: idempotent, and safe before its acquisition's own call (its mark). Safe to
+     * repeat: idempotent.
+     */
+    SEMAPHORE_LEAVE("semaphore-leave.lua", 7, 2, ScriptOutputType.INTEGER, Sending.BY_SHA, true),
     /** With its text: as {@link #FAIR_LOCK_RENEW_PLACE}. */
     SEMAPHORE_RENEW_PLACE("semaphore-renew-place.lua", 3, 1, 1, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** With its text: as {@link #LOCK_RENEW}, for grants their holders may release meanwhile. */
@@ -142,8 +155,20 @@ public enum Script {
     public final ScriptOutputType output;
     /** By SHA1 (safe when overtaken after NOSCRIPT) or always with its text (kept in order). */
     public final Sending sending;
+    /**
+     * Whether the script may settle another call's unknown outcome as a follow-up that is sent again
+     * until Redis answers (Hazelcast's {@code isRetryableOnIndeterminateOperationState}): run twice,
+     * it ends in the state one run would, so a send whose reply was lost may be repeated. The
+     * watchdog's follow-ups refuse any other script. Each constant above says why it is safe.
+     */
+    public final boolean safeToRepeat;
 
     Script(String file, int keys, int args, ScriptOutputType output, Sending sending) {
+        this(file, keys, args, output, sending, false);
+    }
+
+    /** A script that is {@link #safeToRepeat} if {@code safeToRepeat} says so. */
+    Script(String file, int keys, int args, ScriptOutputType output, Sending sending, boolean safeToRepeat) {
         this.file = file;
         this.sending = sending;
         this.keys = keys;
@@ -151,6 +176,7 @@ public enum Script {
         this.argsPerItem = 0;
         this.args = args;
         this.output = output;
+        this.safeToRepeat = safeToRepeat;
     }
 
     /** A batched script: {@code keysPerItem} keys and {@code argsPerItem} arguments per item, after {@code fixedArgs}. */
@@ -162,6 +188,7 @@ public enum Script {
         this.argsPerItem = argsPerItem;
         this.args = fixedArgs;
         this.output = output;
+        this.safeToRepeat = false;
     }
 
     /**

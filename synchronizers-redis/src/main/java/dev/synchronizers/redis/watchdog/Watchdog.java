@@ -2,6 +2,7 @@ package dev.synchronizers.redis.watchdog;
 
 import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.script.RenewReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Replies;
@@ -23,8 +24,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.function.LongPredicate;
 import java.util.function.ToIntFunction;
@@ -48,6 +47,10 @@ import org.slf4j.LoggerFactory;
  * ({@link LostHold.Cause#ABANDONED}: it is no longer renewed and expires), or when a fixed lease ran
  * out ({@link LostHold.Cause#LEASE_EXPIRED}, noticed when it runs out rather than at the next tick,
  * so that whoever waits for the hold to end hears of it then).
+ *
+ * <p>Each tick first sends again the {@linkplain #followUps() follow-ups} still waiting for an
+ * answer, then renews, then runs the housekeeping added with {@link #everyTick} (the wake-up sweep,
+ * the Pub/Sub health check, connecting a Redlock node that was down).
  *
  * <p>Each lease ends exactly once: {@link #unregister} (its owner released it) and the watchdog's
  * verdict race on one atomic state, so a lease that is being released is never reported lost and a
@@ -81,9 +84,9 @@ public final class Watchdog implements AutoCloseable {
     /** Whether a tick's acknowledgement check is still under way: the next tick then sends none. */
     private final AtomicBoolean checkingAcks = new AtomicBoolean();
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
-    private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ScheduledExecutorService scheduler;
+    private final FollowUps followUps;
     private volatile Thread thread;
     /**
      * Ticks in a row in which some renewal got no answer: only the first of a run is logged as a
@@ -93,153 +96,62 @@ public final class Watchdog implements AutoCloseable {
     private final AtomicInteger failingTicks = new AtomicInteger();
 
     /**
+     * The watchdog's timing and its thread's name.
+     *
+     * @param leaseMillis the lease every renewal sets; the tick is a third of it
+     * @param timeout the command timeout, for a tick's replies
+     * @param drift how much earlier than the local clock says a lease may run out in Redis: a lease
+     *     that cannot be renewed is decided lost that much earlier. For leases whose end is judged
+     *     against several servers' clocks (a Redlock's nodes), which may run faster than this one;
+     *     {@link Duration#ZERO} for one server
+     * @param threadName the watchdog thread's name
+     */
+    public record Options(long leaseMillis, Duration timeout, Duration drift, String threadName) {
+    }
+
+    /**
      * Starts the watchdog thread.
      *
      * @param scripts the registry that runs the renew scripts
-     * @param leaseMillis the lease every renewal sets; the tick is a third of it
-     * @param timeout the command timeout, for a tick's replies
-     * @param threadName the watchdog thread's name
-     */
-    public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName) {
-        this(scripts, leaseMillis, timeout, threadName, Recorder.NONE, key -> 0);
-    }
-
-    /**
-     * Starts the watchdog thread, reporting every tick and every queued retry to {@code recorder}.
-     *
-     * @param scripts the registry that runs the renew scripts
-     * @param leaseMillis the lease every renewal sets; the tick is a third of it
-     * @param timeout the command timeout, for a tick's replies
-     * @param threadName the watchdog thread's name
      * @param recorder where ticks and retries are counted
      * @param batchGroup the group of a key: one renewal call takes items of one group only (one
      *     slot on a cluster)
+     * @param options the lease, the command timeout, the drift and the thread's name
      */
-    public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName,
-            Recorder recorder, ToIntFunction<String> batchGroup) {
-        this(scripts, leaseMillis, timeout, threadName, recorder, batchGroup, Duration.ZERO);
-    }
-
-    /**
-     * Starts the watchdog thread, deciding a lease unrenewable {@code drift} earlier than it would
-     * otherwise: for leases whose end is judged against several servers' clocks (a Redlock's nodes),
-     * which may run faster than this one.
-     *
-     * @param scripts the registry that runs the renew scripts
-     * @param leaseMillis the lease every renewal sets; the tick is a third of it
-     * @param timeout the command timeout, for a tick's replies
-     * @param threadName the watchdog thread's name
-     * @param recorder where ticks and retries are counted
-     * @param batchGroup the group of a key: one renewal call takes items of one group only
-     * @param drift how much earlier than the local clock says a lease may run out in Redis
-     */
-    public Watchdog(ScriptRegistry scripts, long leaseMillis, Duration timeout, String threadName,
-            Recorder recorder, ToIntFunction<String> batchGroup, Duration drift) {
+    public Watchdog(ScriptRegistry scripts, Recorder recorder, ToIntFunction<String> batchGroup, Options options) {
         this.scripts = scripts;
         this.recorder = recorder;
         this.batchGroup = batchGroup;
-        this.leaseMillis = leaseMillis;
+        this.leaseMillis = options.leaseMillis();
         this.tickMillis = Math.max(1, leaseMillis / 3);
         this.safetyNanos = Math.min(TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 20)
-                + drift.toNanos();
-        this.timeout = timeout;
+                + options.drift().toNanos();
+        this.timeout = options.timeout();
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread created = new Thread(runnable, threadName);
+            Thread created = new Thread(runnable, options.threadName());
             created.setDaemon(true);
             thread = created;
             return created;
         });
         executor.setRemoveOnCancelPolicy(true);
         this.scheduler = executor;
+        this.followUps = new FollowUps(recorder, scheduler, System::nanoTime);
         scheduler.scheduleWithFixedDelay(this::tick, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
     }
 
     /**
-     * Registers a hold of the current thread. A renewable hold is renewed every tick; a
-     * fixed-lease hold is only tracked, so that its end and its thread's end are noticed.
+     * Starts keeping a hold's lease: a renewable one is renewed every tick, a fixed one only
+     * tracked, so that its end and its owning thread's end are noticed. The lease ends once: by
+     * {@link #unregister}, or as lost, when {@code renewal.onLost()} is told.
      *
-     * @param renewScript the batched script that renews this kind of hold
-     * @param keys the keys of one item of that script, which hold the lease
-     * @param itemArgs the arguments of one item of that script, e.g. owner and token
-     * @param fixedLeaseMillis the fixed lease, or {@code 0} for a hold the watchdog renews
-     * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent: the
-     *     lease started in Redis after it, so local expiry counted from it is never late
-     * @param onLost told once, on the watchdog thread, if the lease ends other than by
-     *     {@link #unregister}
-     * @return the registered lease
-     * @throws IllegalArgumentException if the keys or arguments do not fit one item of the script
-     */
-    public Lease register(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis,
-            long sentNanos, Consumer<LostHold.Cause> onLost) {
-        return register(renewScript, keys, itemArgs, fixedLeaseMillis, sentNanos, onLost, null);
-    }
-
-    /**
-     * Registers a hold of the current thread whose renew script may take the hold back where it
-     * was gone (reply 2, as {@code redlock-renew.lua} does): such a renewal counts only if
-     * {@code takeBack} accepts it, and the lease is otherwise lost as {@link LostHold.Cause#GONE}.
-     * A hold that lives on several servers must not be taken back on one of them once it may have
-     * been free long enough for someone else to hold it: only the owner knows whether it was.
-     *
-     * @param renewScript the batched script that renews this kind of hold
-     * @param keys the keys of one item of that script, which hold the lease
-     * @param itemArgs the arguments of one item of that script, e.g. owner and token
-     * @param fixedLeaseMillis the fixed lease, or {@code 0} for a hold the watchdog renews
-     * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent
-     * @param onLost told once, on the watchdog thread, if the lease ends other than by
-     *     {@link #unregister}
-     * @param takeBack asked, on the watchdog thread, whether a renewal that took the hold back
-     *     counts; null to count every one
-     * @return the registered lease
-     * @throws IllegalArgumentException if the keys or arguments do not fit one item of the script
-     */
-    public Lease register(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis,
-            long sentNanos, Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
-        return add(new Lease(renewScript, keys, itemArgs, fixedLeaseMillis, sentNanos, Thread.currentThread(), onLost,
-                takeBack));
-    }
-
-    /**
-     * Registers a renewable hold of {@code owner}, a thread other than the current one (a hold
-     * registered again by another node's watchdog): renewed every tick, and ended as
-     * {@link LostHold.Cause#ABANDONED} once that thread has ended.
-     *
-     * @param renewScript the batched script that renews this kind of hold
-     * @param keys the keys of one item of that script
-     * @param itemArgs the arguments of one item of that script
-     * @param sentNanos when the lease last started, by {@link System#nanoTime()}
-     * @param owner the thread that holds it
-     * @param onLost told once, on the watchdog thread, if the lease ends other than by {@link #unregister}
-     * @param takeBack whether a renewal that took the hold back counts, as for
-     *     {@link #register(Script, String[], String[], long, long, Consumer, BooleanSupplier)}; null to
-     *     count every one
+     * @param renewal the hold's lease and how to renew it
      * @return the registered lease
      */
-    public Lease registerFor(Script renewScript, String[] keys, String[] itemArgs, long sentNanos, Thread owner,
-            Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
-        return add(new Lease(renewScript, keys, itemArgs, 0, sentNanos, owner, onLost, takeBack));
-    }
-
-    /**
-     * Registers a hold that belongs to the client rather than to a thread (semaphore permits): it
-     * is renewed every tick until unregistered or lost, whichever threads come and go.
-     *
-     * @param renewScript the batched script that renews this kind of hold
-     * @param keys the keys of one item of that script
-     * @param itemArgs the arguments of one item of that script
-     * @param sentNanos {@link System#nanoTime()} just before the acquiring command was sent
-     * @param onLost told once, on the watchdog thread, if the lease is lost
-     * @return the registered lease
-     */
-    public Lease registerForClient(Script renewScript, String[] keys, String[] itemArgs, long sentNanos,
-            Consumer<LostHold.Cause> onLost) {
-        return add(new Lease(renewScript, keys, itemArgs, 0, sentNanos, null, onLost, null));
-    }
-
-    private Lease add(Lease lease) {
+    public Lease register(Renewal renewal) {
+        Lease lease = new Lease(renewal);
         leases.add(lease);
         if (lease.fixed()) {
-            long left = TimeUnit.MILLISECONDS.toNanos(lease.fixedLeaseMillis) - (System.nanoTime() - lease.startNanos);
+            long left = TimeUnit.MILLISECONDS.toNanos(renewal.fixedLeaseMillis()) - (System.nanoTime() - renewal.startNanos());
             try {
                 lease.expiry = scheduler.schedule(() -> {
                     if (lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED) {
@@ -316,32 +228,12 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Retries a command that could not reach Redis (a release) at every tick until it succeeds
-     * or {@code deadlineNanos} passes, after which what it would have done is done by a lease
-     * running out anyway. The command must be safe to repeat (token-checked).
+     * Returns the follow-ups that this watchdog's ticks send again until Redis answers.
      *
-     * @param what what it does, for the log
-     * @param command sends the command once
-     * @param deadlineNanos {@link System#nanoTime()} after which to give up
+     * @return the follow-ups, sent from this watchdog's thread
      */
-    public void retryUntil(String what, Supplier<CompletionStage<?>> command, long deadlineNanos) {
-        recorder.followUp(Recorder.FollowUp.RETRY);
-        retries.add(new Retry(what, command, deadlineNanos));
-    }
-
-    /**
-     * Sends the pending retries now, on the watchdog thread, instead of at the next tick: called
-     * when the connection to Redis is back, so that a release that failed during the outage ends
-     * its hold at once rather than up to a tick later, while others wait for it.
-     */
-    public void retryNow() {
-        if (!retries.isEmpty() && !scheduler.isShutdown()) {
-            try {
-                scheduler.execute(this::retryPending);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                // Closed meanwhile: nothing is retried any more.
-            }
-        }
+    public FollowUps followUps() {
+        return followUps;
     }
 
     /**
@@ -360,15 +252,6 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Returns the number of commands waiting to be retried, for leak checks.
-     *
-     * @return how many retries are pending
-     */
-    public int pendingRetries() {
-        return retries.size();
-    }
-
-    /**
      * Adds housekeeping to run at every tick, after the renewals (e.g. unsubscribing idle
      * channels). It must be quick and must not block.
      *
@@ -382,7 +265,7 @@ public final class Watchdog implements AutoCloseable {
     public void tick() {
         long start = System.nanoTime();
         try {
-            retryPending();
+            followUps.retryPending();
             int[] renewedAndFailed = renewAll();
             chores.forEach(Runnable::run);
             recorder.tick(System.nanoTime() - start, renewedAndFailed[0], renewedAndFailed[1]);
@@ -391,35 +274,20 @@ public final class Watchdog implements AutoCloseable {
         }
     }
 
-    private void retryPending() {
-        long now = System.nanoTime();
-        for (Retry retry : retries) {
-            if (now - retry.deadlineNanos >= 0) {
-                retries.remove(retry);
-                log.debug("gave up retrying {}: its lease has run out anyway", retry.what);
-                continue;
-            }
-            retry.command.get().whenComplete((reply, failure) -> {
-                if (failure == null) {
-                    retries.remove(retry);
-                }
-            });
-        }
-    }
-
     /** Renews every renewable lease; returns how many were renewed and how many Redis did not answer for. */
     private int[] renewAll() {
         long now = System.nanoTime();
         Map<BatchKey, List<Lease>> due = new LinkedHashMap<>();
         for (Lease lease : leases) {
-            if (lease.thread != null && !lease.thread.isAlive()) {
+            Thread owner = lease.renewal.owner();
+            if (owner != null && !owner.isAlive()) {
                 lose(lease, LostHold.Cause.ABANDONED);
             } else if (lease.fixed()) {
                 if (lease.endedBecause() == LostHold.Cause.LEASE_EXPIRED) {
                     lose(lease, LostHold.Cause.LEASE_EXPIRED);
                 }
             } else {
-                due.computeIfAbsent(new BatchKey(lease.renewScript, batchGroup.applyAsInt(lease.keys[0])),
+                due.computeIfAbsent(new BatchKey(lease.renewal.script(), batchGroup.applyAsInt(lease.renewal.keys()[0])),
                         key -> new ArrayList<>()).add(lease);
             }
         }
@@ -463,10 +331,11 @@ public final class Watchdog implements AutoCloseable {
         if (!checkingAcks.compareAndSet(false, true)) {
             return;
         }
-        Item item = item(lease.renewScript, List.of(lease));
+        Script script = lease.renewal.script();
+        Item item = item(script, List.of(lease));
         CompletionStage<ScriptRegistry.Followed<List<Object>>> checked;
         try {
-            checked = acks.scripts.runFollowedBy(lease.renewScript, item.keys, item.args, acks.waitCall);
+            checked = acks.scripts.runFollowedBy(script, item.keys, item.args, acks.waitCall);
         } catch (RuntimeException e) {
             checkingAcks.set(false);
             throw e;
@@ -476,7 +345,7 @@ public final class Watchdog implements AutoCloseable {
             if (failure != null) {
                 recorder.replicaAcksShort("renew");
                 log.warn("watchdog could not learn how many replicas have its renewals: {}", failure.getMessage());
-            } else if ((Long) both.reply().get(0) != 1L) {
+            } else if (RenewReply.of(script, both.reply(), 1).outcome(0) != RenewReply.Outcome.RENEWED) {
                 // The lease ended meanwhile: nothing was written again, and the WAIT proves nothing.
                 log.debug("watchdog could not check its renewals' replicas this tick: the lease it wrote again ended");
             } else if (!acks.met.test(both.followUp())) {
@@ -507,21 +376,24 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Sends one call that renews {@code chunk}. On a cluster, a call of several items that a slot
-     * migration refuses with {@code TRYAGAIN} (its keys split between the slot's old and new
-     * master) is sent again item by item at once: each item alone is served, by the old master or
-     * through {@code ASK} by the new one. The reply then holds, per item, its answer or an
+     * Sends one call that renews {@code chunk}; its answer holds, per item, its
+     * {@link RenewReply.Outcome}. On a cluster, a call of several items that a slot migration
+     * refuses with {@code TRYAGAIN} (its keys split between the slot's old and new master) is sent
+     * again item by item at once: each item alone is served, by the old master or through
+     * {@code ASK} by the new one. The answer then holds, per item, its outcome or an
      * {@link ItemFailure}.
      */
     private CompletionStage<List<Object>> send(Script script, List<Lease> chunk) {
         Item items = item(script, chunk);
         if (chunk.size() == 1) {
-            return scripts.run(script, items.keys, items.args);
+            return scripts.<List<Object>>run(script, items.keys, items.args)
+                    .thenApply(reply -> List.of(RenewReply.of(script, reply, 1).outcome(0)));
         }
         CompletionStage<List<Object>> whole = scripts.runBatch(script, items.keys, items.args);
         return whole.handle((reply, failure) -> {
             if (failure == null) {
-                return CompletableFuture.completedFuture(reply);
+                return CompletableFuture.<List<Object>>completedFuture(
+                        new ArrayList<>(RenewReply.of(script, reply, chunk.size()).outcomes()));
             }
             if (!ScriptRegistry.tryAgain(failure)) {
                 return CompletableFuture.<List<Object>>failedFuture(failure);
@@ -538,8 +410,9 @@ public final class Watchdog implements AutoCloseable {
         for (Lease lease : chunk) {
             Item item = item(script, List.of(lease));
             CompletionStage<List<Object>> reply = scripts.run(script, item.keys, item.args);
-            each.add(reply.handle((renewed, failure) -> failure == null ? renewed.get(0) : new ItemFailure(failure))
-                    .toCompletableFuture());
+            each.add(reply.handle((renewed, failure) -> failure == null
+                    ? (Object) RenewReply.of(script, renewed, 1).outcome(0)
+                    : new ItemFailure(failure)).toCompletableFuture());
         }
         return CompletableFuture.allOf(each.toArray(new CompletableFuture<?>[0]))
                 .thenApply(ignored -> {
@@ -556,8 +429,8 @@ public final class Watchdog implements AutoCloseable {
         args[0] = Long.toString(leaseMillis);
         for (int i = 0; i < chunk.size(); i++) {
             Lease lease = chunk.get(i);
-            System.arraycopy(lease.keys, 0, keys, i * script.keysPerItem, script.keysPerItem);
-            System.arraycopy(lease.itemArgs, 0, args, 1 + i * script.argsPerItem, script.argsPerItem);
+            System.arraycopy(lease.renewal.keys(), 0, keys, i * script.keysPerItem, script.keysPerItem);
+            System.arraycopy(lease.renewal.itemArgs(), 0, args, 1 + i * script.argsPerItem, script.argsPerItem);
         }
         return new Item(keys, args);
     }
@@ -588,10 +461,11 @@ public final class Watchdog implements AutoCloseable {
                 failure = failure == null ? String.valueOf(itemFailure.failure().getMessage()) : failure;
                 continue;
             }
-            long reply = (Long) renewed.get(i);
-            // 1: renewed; 2: taken back where it was gone (redlock-renew.lua), which counts only if
-            // the owner agrees that its hold lasted meanwhile.
-            if (reply == 1L || reply == 2L && (lease.takeBack == null || lease.takeBack.getAsBoolean())) {
+            // Taken back where it was gone (redlock-renew.lua) counts only if the owner agrees that
+            // its hold lasted meanwhile.
+            Object outcome = renewed.get(i);
+            if (outcome == RenewReply.Outcome.RENEWED || outcome == RenewReply.Outcome.TAKEN_BACK
+                    && (lease.renewal.takeBack() == null || lease.renewal.takeBack().getAsBoolean())) {
                 lease.renewedNanos = tickStart;
                 renewedAndFailed[0]++;
             } else {
@@ -619,7 +493,7 @@ public final class Watchdog implements AutoCloseable {
         if (lease.state.compareAndSet(null, cause)) {
             leases.remove(lease);
             lease.cancelExpiry();
-            lease.onLost.accept(cause);
+            lease.renewal.onLost().accept(cause);
         }
     }
 
@@ -639,44 +513,23 @@ public final class Watchdog implements AutoCloseable {
             }
         }
         leases.clear();
-        retries.clear();
+        followUps.clear();
     }
 
     /** One registered hold's lease. Identity is object identity. */
     public static final class Lease implements HoldLease {
         private static final Object RELEASED = new Object();
 
-        final Script renewScript;
-        final String[] keys;
-        final String[] itemArgs;
-        final long fixedLeaseMillis;
-        final long startNanos;
-        /** The owning thread, or null for a hold of the client. */
-        final Thread thread;
-        final Consumer<LostHold.Cause> onLost;
-        /** Whether a renewal that took the hold back counts; null: every one does. */
-        final BooleanSupplier takeBack;
+        final Renewal renewal;
         /** null while active; then RELEASED, or the cause it was lost for. */
         final AtomicReference<Object> state = new AtomicReference<>();
         volatile long renewedNanos;
         /** For a fixed lease, the task that reports its end when it runs out; null until scheduled. */
         volatile ScheduledFuture<?> expiry;
 
-        Lease(Script renewScript, String[] keys, String[] itemArgs, long fixedLeaseMillis, long sentNanos,
-                Thread thread, Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
-            if (keys.length != renewScript.keysPerItem || itemArgs.length != renewScript.argsPerItem) {
-                throw new IllegalArgumentException(renewScript.file + " renews items of " + renewScript.keysPerItem
-                        + " keys and " + renewScript.argsPerItem + " args, not " + keys.length + " and " + itemArgs.length);
-            }
-            this.renewScript = renewScript;
-            this.keys = keys.clone();
-            this.itemArgs = itemArgs.clone();
-            this.fixedLeaseMillis = fixedLeaseMillis;
-            this.startNanos = sentNanos;
-            this.renewedNanos = sentNanos;
-            this.thread = thread;
-            this.onLost = onLost;
-            this.takeBack = takeBack;
+        Lease(Renewal renewal) {
+            this.renewal = renewal;
+            this.renewedNanos = renewal.startNanos();
         }
 
         /** Cancels the task waiting for a fixed lease to run out: the lease ended otherwise. */
@@ -694,12 +547,12 @@ public final class Watchdog implements AutoCloseable {
 
         @Override
         public long fixedMillis() {
-            return fixedLeaseMillis;
+            return renewal.fixedLeaseMillis();
         }
 
         @Override
         public boolean fixed() {
-            return fixedLeaseMillis > 0;
+            return renewal.fixed();
         }
 
         @Override
@@ -707,7 +560,7 @@ public final class Watchdog implements AutoCloseable {
             if (state.get() instanceof LostHold.Cause cause) {
                 return cause;
             }
-            if (fixed() && System.nanoTime() - startNanos >= TimeUnit.MILLISECONDS.toNanos(fixedLeaseMillis)) {
+            if (fixed() && System.nanoTime() - renewal.startNanos() >= TimeUnit.MILLISECONDS.toNanos(fixedMillis())) {
                 return LostHold.Cause.LEASE_EXPIRED;
             }
             return null;
@@ -731,18 +584,5 @@ public final class Watchdog implements AutoCloseable {
 
     /** The leases one renewal call may take: those of one renew script and one batch group. */
     private record BatchKey(Script script, int group) {
-    }
-
-    /** A command to repeat until it succeeds or its deadline passes. Identity is object identity. */
-    private static final class Retry {
-        final String what;
-        final Supplier<CompletionStage<?>> command;
-        final long deadlineNanos;
-
-        Retry(String what, Supplier<CompletionStage<?>> command, long deadlineNanos) {
-            this.what = what;
-            this.command = command;
-            this.deadlineNanos = deadlineNanos;
-        }
     }
 }

@@ -328,4 +328,39 @@ class RepliesDecodingTest {
         assertUnexpected(script, () -> SemaphoreReleaseReply.of(script, reply(1L, "c1:7:2 ")));
         assertThrows(IllegalArgumentException.class, () -> SemaphoreReleaseReply.of(Script.SEMAPHORE_ADD, reply(1L, "")));
     }
+
+    /* --------------- RenewReply --------------- */
+
+    @ParameterizedTest
+    @EnumSource(value = Script.class, names = {"LOCK_RENEW", "FAIR_LOCK_RENEW_PLACE", "RW_READ_RENEW",
+        "SEMAPHORE_RENEW_PLACE", "SEMAPHORE_RENEW", "REDLOCK_RENEW"})
+    void renew_renewedAndGone_perItemInOrder(Script script) {
+        assertEquals(new RenewReply(List.of(RenewReply.Outcome.RENEWED)), RenewReply.of(script, reply(1L), 1));
+        assertEquals(new RenewReply(List.of(RenewReply.Outcome.GONE)), RenewReply.of(script, reply(0L), 1));
+        assertEquals(new RenewReply(List.of(RenewReply.Outcome.RENEWED, RenewReply.Outcome.GONE,
+                RenewReply.Outcome.RENEWED)), RenewReply.of(script, reply(1L, 0L, 1L), 3));
+        assertEquals(RenewReply.Outcome.GONE, RenewReply.of(script, reply(1L, 0L, 1L), 3).outcome(1));
+    }
+
+    @Test
+    void renew_takenBack_onlyFromTheRedlockRenewal() {
+        assertEquals(new RenewReply(List.of(RenewReply.Outcome.TAKEN_BACK, RenewReply.Outcome.RENEWED,
+                RenewReply.Outcome.GONE)), RenewReply.of(Script.REDLOCK_RENEW, reply(2L, 1L, 0L), 3));
+        assertUnexpected(Script.LOCK_RENEW, () -> RenewReply.of(Script.LOCK_RENEW, reply(2L), 1));
+        assertUnexpected(Script.SEMAPHORE_RENEW, () -> RenewReply.of(Script.SEMAPHORE_RENEW, reply(1L, 2L), 2));
+    }
+
+    @Test
+    void renew_badShapes_areUnexpected() {
+        Script script = Script.REDLOCK_RENEW;
+        assertUnexpected(script, () -> RenewReply.of(script, reply(), 1));
+        assertUnexpected(script, () -> RenewReply.of(script, reply(1L), 2));
+        assertUnexpected(script, () -> RenewReply.of(script, reply(1L, 1L), 1));
+        assertUnexpected(script, () -> RenewReply.of(script, reply(3L), 1));
+        assertUnexpected(script, () -> RenewReply.of(script, reply(-1L), 1));
+        assertUnexpected(script, () -> RenewReply.of(script, reply("1"), 1));
+        assertUnexpected(script, () -> RenewReply.of(script, reply((Object) null), 1));
+        assertUnexpected(script, () -> RenewReply.of(script, null, 1));
+        assertThrows(IllegalArgumentException.class, () -> RenewReply.of(Script.LOCK_RELEASE, reply(1L), 1));
+    }
 }

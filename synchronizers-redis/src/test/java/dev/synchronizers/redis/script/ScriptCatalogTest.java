@@ -14,9 +14,11 @@ import java.net.URLConnection;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.jar.JarEntry;
@@ -94,6 +96,32 @@ class ScriptCatalogTest {
         if (script.batched()) {
             assertEquals(Script.Sending.WITH_TEXT, script.sending, script.file);
         }
+    }
+
+    /**
+     * The scripts marked safe to repeat are exactly those the watchdog's follow-ups send again until
+     * Redis answers, each because a second run ends in the state one run would (DESIGN.md, "Unknown
+     * outcomes"). A script added to this set needs its Lua header to show why.
+     */
+    @Test
+    void catalogue_safeToRepeat_isExactlyTheFollowUps() {
+        Set<Script> expected = EnumSet.of(
+                Script.LOCK_RELEASE,        // token-checked: a second run finds that hold gone
+                Script.FAIR_LOCK_RELEASE,   // token-checked: a second run finds that hold gone, serves no one again
+                Script.RW_READ_RELEASE,     // token-checked: a second run finds that read hold gone
+                Script.RW_WRITE_RELEASE,    // token-checked: a second run finds that write hold gone
+                Script.LOCK_GIVE_BACK,      // by owner, sent only while the owner neither holds nor acquires: ends it once
+                Script.FAIR_LOCK_LEAVE,     // by owner, as the give-back: a second run finds no place and no hold
+                Script.RW_WRITE_LEAVE,      // by owner, as the give-back: a second run finds no place
+                Script.SEMAPHORE_LEAVE,     // idempotent by its header: the given-up mark makes later runs change nothing
+                Script.SEMAPHORE_RELEASE);  // sets what each grant keeps rather than subtracting: releases once
+        Set<Script> marked = EnumSet.noneOf(Script.class);
+        for (Script script : Script.values()) {
+            if (script.safeToRepeat) {
+                marked.add(script);
+            }
+        }
+        assertEquals(expected, marked);
     }
 
     /* --------------- headers --------------- */
