@@ -1,5 +1,7 @@
 package dev.synchronizers;
 
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -295,4 +297,84 @@ public interface DistributedLock extends Lock {
      * @throws SynchronizerUnavailableException if the store cannot be reached
      */
     boolean forceUnlock();
+
+    /* --------------- handles: holds that belong to an object, not a thread --------------- */
+
+    /**
+     * Acquires the lock as a new {@link LockHandle}, waiting as {@link #lockInterruptibly()} does
+     * (the same queue, the same fairness, the same wake-ups): a hold that belongs to the returned
+     * handle rather than to this thread, renewed by the watchdog until the handle is released. Not
+     * reentrant: it waits while anyone holds the lock, this thread and this client's other handles
+     * included.
+     *
+     * @return the handle that holds the lock
+     * @throws InterruptedException if interrupted while waiting; nothing is held then
+     * @throws IllegalMonitorStateException if the current thread holds this lock by {@code lock()}
+     *     (it would wait for itself), or holds only the read lock and asks for the write lock
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the client is closed
+     */
+    LockHandle acquire() throws InterruptedException;
+
+    /**
+     * Acquires the lock as a new {@link LockHandle} with a fixed lease, waiting as {@link #acquire()}
+     * does: the hold is not renewed and ends when {@code lease} runs out, unless released first.
+     *
+     * @param lease the hold's lease, at least 1 ms
+     * @return the handle that holds the lock
+     * @throws NullPointerException if {@code lease} is null
+     * @throws IllegalArgumentException if {@code lease} is not positive, under 1 ms or over 3650
+     *     days (a quorum lock also refuses one its clock-drift allowance eats half of)
+     * @throws InterruptedException if interrupted while waiting; nothing is held then
+     * @throws IllegalMonitorStateException as {@link #acquire()}
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the client is closed
+     */
+    LockHandle acquire(Duration lease) throws InterruptedException;
+
+    /**
+     * Acquires the lock as a new {@link LockHandle} if it becomes free within {@code wait}, as
+     * {@link #tryLock(long, TimeUnit)} waits; {@code Duration.ZERO} (or less) tries once and honours
+     * a fair lock's queue. The hold is renewed by the watchdog until the handle is released. Not
+     * reentrant: while anyone holds the lock, this thread included, it waits, and returns empty if
+     * the lock is still held when the wait ends.
+     *
+     * @param wait how long to wait at most
+     * @return the handle, or empty if the lock was not free within the wait
+     * @throws NullPointerException if {@code wait} is null
+     * @throws InterruptedException if interrupted while waiting; nothing is held then
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the client is closed
+     */
+    Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException;
+
+    /**
+     * Acquires the lock as a new {@link LockHandle} with a fixed lease if it becomes free within
+     * {@code wait}; see {@link #tryAcquire(Duration)} and {@link #acquire(Duration)}.
+     *
+     * @param wait how long to wait at most
+     * @param lease the hold's lease, at least 1 ms
+     * @return the handle, or empty if the lock was not free within the wait
+     * @throws NullPointerException if {@code wait} or {@code lease} is null
+     * @throws IllegalArgumentException if {@code lease} is out of range, as for {@link #acquire(Duration)}
+     * @throws InterruptedException if interrupted while waiting; nothing is held then
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the client is closed
+     */
+    Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException;
+
+    /**
+     * Asks the store whether it still has the current thread's hold of this lock: one round trip
+     * (one per node, in parallel, for a quorum lock), where {@link #isHeldByCurrentThread()} makes
+     * none. A hold found gone is known lost from then on: the lost-hold listener is told at once,
+     * {@code isHeldByCurrentThread()} turns false and {@code unlock()} throws
+     * {@link LostHoldException}.
+     *
+     * @return true if the current thread holds the lock and the store has the hold; false if it
+     *     does not hold it, or the hold is gone
+     * @throws SynchronizerUnavailableException if the store does not answer within the command
+     *     timeout; nothing is known then
+     * @throws IllegalStateException if the client is closed
+     */
+    boolean verifyHeld();
 }

@@ -9,11 +9,12 @@ import java.util.Objects;
  * @param name the synchronizer's name, as given to {@link Synchronizers}
  * @param kind what kind of synchronizer it is, e.g. {@code "lock"}
  * @param threadId the id of the thread that owned the hold ({@link Thread#threadId()} on JDK 19 and
- *     later, {@link Thread#getId()} before)
+ *     later, {@link Thread#getId()} before), or {@code -1} for a hold of a {@link LockHandle}
  * @param fencingToken the fencing token of the lost hold, or {@code -1} where the kind has none
  * @param cause why the hold was lost
+ * @param handle the handle that owned the hold, or null for a hold of a thread
  */
-public record LostHold(String name, String kind, long threadId, long fencingToken, Cause cause) {
+public record LostHold(String name, String kind, long threadId, long fencingToken, Cause cause, LockHandle handle) {
 
     /**
      * Creates the event.
@@ -24,6 +25,15 @@ public record LostHold(String name, String kind, long threadId, long fencingToke
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(cause, "cause");
+    }
+
+    /**
+     * Creates the event of a hold that a thread owned.
+     *
+     * @throws NullPointerException if {@code name}, {@code kind} or {@code cause} is null
+     */
+    public LostHold(String name, String kind, long threadId, long fencingToken, Cause cause) {
+        this(name, kind, threadId, fencingToken, cause, null);
     }
 
     /** Why a hold was lost. */

@@ -7,7 +7,13 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -29,6 +35,10 @@ class ClientContext {
     final Recorder metrics;
     final long leaseMillis;
     final Duration timeout;
+    /** Where async stages complete: the user's executor, or {@link #ownPool}. */
+    final Executor async;
+    /** The client's own pool for async stages when the user gave none; shut down on close. */
+    private final ExecutorService ownPool;
     /** The public type's name, for the messages of a closed client. */
     private final String clientName;
     private final AtomicBoolean closed;
@@ -40,8 +50,14 @@ class ClientContext {
      */
     private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
 
+    /**
+     * @param async where async stages complete; null for a pool of the client's own: at most
+     *     {@value #ASYNC_THREADS} daemon threads, which end when idle and are shut down by
+     *     {@link #closeAsync()}
+     */
     ClientContext(String clientName, String clientId, String keyPrefix, WakeupDispatcher wakeups,
-            LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, AtomicBoolean closed) {
+            LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, AtomicBoolean closed,
+            Executor async) {
         this.clientName = clientName;
         this.clientId = clientId;
         this.keyPrefix = keyPrefix;
@@ -51,6 +67,32 @@ class ClientContext {
         this.leaseMillis = leaseMillis;
         this.timeout = timeout;
         this.closed = closed;
+        if (async == null) {
+            AtomicInteger threads = new AtomicInteger();
+            ThreadPoolExecutor pool = new ThreadPoolExecutor(ASYNC_THREADS, ASYNC_THREADS, 30, TimeUnit.SECONDS,
+                    new LinkedBlockingQueue<>(), runnable -> {
+                        Thread thread = new Thread(runnable, "synchronizers-" + clientId.substring(0, 8) + "-async-"
+                                + threads.incrementAndGet());
+                        thread.setDaemon(true);
+                        return thread;
+                    });
+            pool.allowCoreThreadTimeOut(true);
+            this.ownPool = pool;
+            this.async = pool;
+        } else {
+            this.ownPool = null;
+            this.async = async;
+        }
+    }
+
+    /** The most threads of the client's own pool for async stages. */
+    static final int ASYNC_THREADS = 2;
+
+    /** Shuts the client's own async pool down, if it has one: stages already queued still run. */
+    final void closeAsync() {
+        if (ownPool != null) {
+            ownPool.shutdown();
+        }
     }
 
     /** Counts one more hold of {@code synchronizer}: it stays reachable until every hold is unpinned. */

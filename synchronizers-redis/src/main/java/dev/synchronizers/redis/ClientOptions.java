@@ -39,6 +39,8 @@ final class ClientOptions {
     /** A MeterRegistry, typed Object so that this class never makes the JVM load Micrometer. */
     private Object meterRegistry;
     private Function<String, String> meterNameTag;
+    /** Where async stages complete; null for the client's own small pool. */
+    private Executor asyncExecutor;
 
     /** Options with the defaults: key prefix {@code "sync"}, lease 30 s, command timeout 5 s, no listeners, no meters. */
     ClientOptions() {
@@ -53,10 +55,25 @@ final class ClientOptions {
         copy.listeners.addAll(listeners);
         copy.meterRegistry = meterRegistry;
         copy.meterNameTag = meterNameTag;
+        copy.asyncExecutor = asyncExecutor;
         return copy;
     }
 
     /* --------------- settings --------------- */
+
+    /**
+     * Sets where async stages complete ({@code releaseAsync()} and the like).
+     *
+     * @throws NullPointerException if {@code executor} is null
+     */
+    void asyncExecutor(Executor executor) {
+        this.asyncExecutor = Objects.requireNonNull(executor, "asyncExecutor must not be null");
+    }
+
+    /** Where async stages complete, or null for the client's own small pool. */
+    Executor asyncExecutor() {
+        return asyncExecutor;
+    }
 
     /**
      * Sets the prefix of every key and channel.

@@ -2,19 +2,25 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.redis.watchdog.HoldLease;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 
 /**
- * This JVM's holds of one lock, by thread id: the hold count, the owner string and token Redis
- * knows it by, and its lease. A hold stays here after it is lost, until its thread unlocks or
- * re-enters, so that {@code unlock()} can say it was lost.
+ * This JVM's holds of one lock: by thread id, and those of handles. A hold has its count, the owner
+ * string and token Redis knows it by, and its lease. A thread's hold stays here after it is lost,
+ * until its thread unlocks or re-enters, so that {@code unlock()} can say it was lost; a handle's
+ * leaves when it ends, the handle itself remembering why.
  */
 final class Holds {
 
     private final Map<Long, Hold> byThread = new ConcurrentHashMap<>();
+    /** The holds of handles, which no thread owns; a handle's hold leaves when it ends. */
+    private final Set<Hold> ofHandles = ConcurrentHashMap.newKeySet();
 
     Hold get(long threadId) {
         return byThread.get(threadId);
@@ -29,18 +35,33 @@ final class Holds {
         byThread.remove(threadId, hold);
     }
 
+    void addHandle(Hold hold) {
+        ofHandles.add(hold);
+    }
+
+    void removeHandle(Hold hold) {
+        ofHandles.remove(hold);
+    }
+
     boolean containsThread(long threadId) {
         return byThread.containsKey(threadId);
     }
 
-    /** The holds now, for a force-unlock: only holds taken before it can be its victims. */
+    /** The holds now, of threads and of handles, for a force-unlock: only holds taken before it can be its victims. */
     List<Hold> snapshot() {
-        return List.copyOf(byThread.values());
+        List<Hold> all = new ArrayList<>(byThread.values());
+        all.addAll(ofHandles);
+        return all;
     }
 
-    /** Whether a thread of this client holds the lock and its hold is not known to be over. */
+    /** Whether a thread or a handle of this client holds the lock and its hold is not known to be over. */
     boolean anyLive() {
         for (Hold held : byThread.values()) {
+            if (held.lease.endedBecause() == null) {
+                return true;
+            }
+        }
+        for (Hold held : ofHandles) {
             if (held.lease.endedBecause() == null) {
                 return true;
             }
@@ -48,9 +69,9 @@ final class Holds {
         return false;
     }
 
-    /** The sum of the hold counts, for {@code toString()}. */
+    /** The sum of the hold counts, a handle's hold counting one, for {@code toString()}. */
     int count() {
-        int count = 0;
+        int count = ofHandles.size();
         for (Hold held : byThread.values()) {
             count += held.count;
         }
@@ -59,12 +80,20 @@ final class Holds {
 
     /**
      * What this client knows of a holder a snapshot found: renewed or fixed if it is the hold that
-     * {@code threadId} has here ({@code same} says whether the snapshot's entry is that hold),
-     * unknown otherwise.
+     * thread {@code threadId} or a handle has here ({@code same} says whether the snapshot's entry
+     * is that hold), unknown otherwise.
      */
-    LockSnapshot.Renewal renewalOf(long threadId, java.util.function.Predicate<Hold> same) {
+    LockSnapshot.Renewal renewalOf(long threadId, Predicate<Hold> same) {
         Hold own = byThread.get(threadId);
         if (own == null || !same.test(own)) {
+            own = null;
+            for (Hold held : ofHandles) {
+                if (same.test(held)) {
+                    own = held;
+                }
+            }
+        }
+        if (own == null) {
             return LockSnapshot.Renewal.UNKNOWN;
         }
         return own.lease.fixed() ? LockSnapshot.Renewal.FIXED : LockSnapshot.Renewal.RENEWED;

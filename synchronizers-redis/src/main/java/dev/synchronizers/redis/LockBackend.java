@@ -74,13 +74,37 @@ abstract class LockBackend {
      *     a queue
      * @param timeoutNanos {@link Acquirer#FOREVER}, or how long to wait (zero or less: one try)
      * @param fixedLeaseMillis the lease the caller chose, or 0 for a renewed hold
-     * @param book books the grant as the thread's hold; called once, on this thread, if acquired
+     * @param forHandle whether the hold is for a {@link dev.synchronizers.LockHandle}: owned by the
+     *     client under an owner string of its own, never by the thread
+     * @param book books the grant as the hold; called once, on this thread, if acquired
      * @return whether it acquired
      * @throws InterruptedException if {@code interruptible} and interrupted
      * @throws dev.synchronizers.SynchronizerUnavailableException if Redis does not answer
      */
     abstract boolean acquire(long threadId, boolean barging, long timeoutNanos, boolean interruptible,
-            long fixedLeaseMillis, Consumer<Grant> book) throws InterruptedException;
+            long fixedLeaseMillis, boolean forHandle, Consumer<Grant> book) throws InterruptedException;
+
+    /**
+     * Asks Redis whether it still has {@code held}: one round trip (one per node, in parallel).
+     *
+     * @throws dev.synchronizers.SynchronizerUnavailableException if Redis (a quorum) does not answer
+     */
+    abstract boolean stillHeld(Holds.Hold held);
+
+    /**
+     * Gives {@code held} a fixed lease of {@code millis} from now in Redis, owned by the client: one
+     * round trip (one per node, in parallel). If Redis had it, its lease is ended here and the new,
+     * fixed one returned, to be kept instead; if not, its lease is declared lost (its
+     * {@code onLost} is told) and null returned.
+     *
+     * @param onLost told if the new lease ends other than by {@link #endLease}
+     * @throws dev.synchronizers.SynchronizerUnavailableException if Redis (a quorum) does not
+     *     answer; the hold keeps its lease then
+     */
+    abstract HoldLease relet(Holds.Hold held, long millis, Consumer<LostHold.Cause> onLost);
+
+    /** Ends {@code lease} as lost for {@code cause}, its {@code onLost} told, unless it had ended. */
+    abstract void declareLost(HoldLease lease, LostHold.Cause cause);
 
     /**
      * Stops keeping a lease because its hold is over by its owner's doing (released, or a fixed

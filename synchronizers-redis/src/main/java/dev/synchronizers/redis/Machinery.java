@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -66,8 +67,9 @@ final class Machinery extends ClientContext {
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
             LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, ReplicaAcks acks,
             RedisClusterAsyncCommands<String, String> acksRedis, ScriptRegistry acksScripts,
-            LongPredicate fromCurrentMaster, boolean switchesMasters, AtomicBoolean closed) {
-        super("RedisSynchronizers", clientId, keyPrefix, wakeups, listeners, metrics, leaseMillis, timeout, closed);
+            LongPredicate fromCurrentMaster, boolean switchesMasters, AtomicBoolean closed, Executor async) {
+        super("RedisSynchronizers", clientId, keyPrefix, wakeups, listeners, metrics, leaseMillis, timeout, closed,
+                async);
         this.redis = redis;
         this.scripts = scripts;
         this.watchdog = watchdog;

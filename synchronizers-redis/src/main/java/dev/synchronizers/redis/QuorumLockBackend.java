@@ -8,6 +8,7 @@ import dev.synchronizers.redis.quorum.QuorumLease;
 import dev.synchronizers.redis.quorum.Tally;
 import dev.synchronizers.redis.script.AcquireReply;
 import dev.synchronizers.redis.script.LockPicture;
+import dev.synchronizers.redis.script.RenewReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.support.Disconnected;
 import dev.synchronizers.redis.support.Replies;
@@ -76,8 +77,8 @@ final class QuorumLockBackend extends LockBackend {
     /** Waits for a quorum of the nodes and books the hold. */
     @Override
     boolean acquire(long threadId, boolean barging, long timeoutNanos, boolean interruptible, long fixedLeaseMillis,
-            Consumer<Grant> book) throws InterruptedException {
-        Waiter waiter = new Waiter(fixedLeaseMillis);
+            boolean forHandle, Consumer<Grant> book) throws InterruptedException {
+        Waiter waiter = new Waiter(fixedLeaseMillis, forHandle ? null : Thread.currentThread());
         String threadOwner = Owner.ofThread(context.clientId, threadId).encode();
         Attempt attempt = acquirer.acquire(waiter, waiter, threadOwner, timeoutNanos, interruptible);
         if (!attempt.acquired()) {
@@ -107,13 +108,16 @@ final class QuorumLockBackend extends LockBackend {
     /** One waiter's attempts: each one a quorum round on every node. */
     private final class Waiter implements Acquirer.Step, LocalLine.Participant {
         private final long fixedLeaseMillis;
+        /** The thread that will hold what it acquires; null for a handle, whose hold is the client's. */
+        private final Thread holder;
         /** The winning attempt, set by the attempt that acquired. */
         private Won won;
         /** {@link System#nanoTime()} before which the next attempt may not start (after a split). */
         private long notBeforeNanos = System.nanoTime();
 
-        Waiter(long fixedLeaseMillis) {
+        Waiter(long fixedLeaseMillis, Thread holder) {
             this.fixedLeaseMillis = fixedLeaseMillis;
+            this.holder = holder;
         }
 
         @Override
@@ -227,7 +231,8 @@ final class QuorumLockBackend extends LockBackend {
         for (int i = 0; i < confirmed.length; i++) {
             confirmed[i] = settled.isYes(i);
         }
-        QuorumLease lease = new QuorumLease(new NodesOf(owner, token), fixedLeaseMillis, sent, confirmed);
+        QuorumLease lease = new QuorumLease(new NodesOf(owner, token), fixedLeaseMillis, sent, confirmed,
+                waiter.holder);
         for (RedlockNode node : nodes) {
             // A confirmation that comes after the decision counts from when the attempt was sent.
             int i = node.index();
@@ -369,6 +374,75 @@ final class QuorumLockBackend extends LockBackend {
             return giveBackRetried(node, owner, "release of " + KIND + " '" + name + "'", deadlineNanos,
                     failure -> !Disconnected.isRefusal(failure) || mayHaveHeld.getAsBoolean());
         }
+    }
+
+    /* --------------- handles: verify, relet --------------- */
+
+    /** Held while a quorum of the nodes record the hold's acquisition; one read-only call per node. */
+    @Override
+    boolean stillHeld(Holds.Hold held) {
+        Tally<List<Object>> pictures = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> {
+            for (LockPicture.Holder holder : LockPicture.of(Script.LOCK_SNAPSHOT, reply).holders()) {
+                if (holder.owner().equals(held.owner)) {
+                    return true;
+                }
+            }
+            return false;
+        });
+        for (RedlockNode node : redlock.nodes) {
+            pictures.watch(node.index(), node.scripts().run(Script.LOCK_SNAPSHOT, keys.keysFor(Script.LOCK_SNAPSHOT)));
+        }
+        pictures.await(System.nanoTime() + context.timeout.toNanos());
+        if (pictures.yes() >= redlock.quorum) {
+            return true;
+        }
+        if (pictures.answered() < redlock.quorum) {
+            throw unavailable("verify", pictures);
+        }
+        return false;
+    }
+
+    /**
+     * Sets the lease on every node at once; the hold has the new lease once a quorum set it within
+     * the lease less the drift allowance. Its per-node leases are then those nodes', fixed, and the
+     * old ones end here (nothing is released).
+     */
+    @Override
+    HoldLease relet(Holds.Hold held, long millis, Consumer<LostHold.Cause> onLost) {
+        QuorumLease old = (QuorumLease) held.lease;
+        String[] args = {Long.toString(millis), held.owner, Long.toString(held.token)};
+        long sent = System.nanoTime();
+        Tally<List<Object>> set = new Tally<>(redlock.nodes.size(), redlock.quorum,
+                reply -> RenewReply.of(Script.REDLOCK_RENEW, reply, 1).outcome(0) == RenewReply.Outcome.RENEWED);
+        for (RedlockNode node : redlock.nodes) {
+            set.watch(node.index(), node.scripts().run(Script.REDLOCK_RENEW, keys.keysFor(Script.REDLOCK_RENEW), args));
+        }
+        long validNanos = TimeUnit.MILLISECONDS.toNanos(millis - redlock.driftMillis(millis));
+        set.await(sent + Math.min(context.timeout.toNanos(), validNanos));
+        if (set.yes() >= redlock.quorum && System.nanoTime() - sent < validNanos) {
+            boolean[] granted = new boolean[redlock.nodes.size()];
+            for (int i = 0; i < granted.length; i++) {
+                granted[i] = set.isYes(i);
+            }
+            QuorumLease next = new QuorumLease(new NodesOf(held.owner, held.token), millis, sent, granted, null);
+            old.release();
+            next.start(onLost);
+            return next;
+        }
+        if (set.answered() < redlock.quorum) {
+            throw unavailable("extend", set);
+        }
+        // Too few nodes, or too slowly to count: lost; what nodes have of it is given back.
+        for (RedlockNode node : redlock.nodes) {
+            old.releaseOn(node.index());
+        }
+        old.declareLost(LostHold.Cause.GONE);
+        return null;
+    }
+
+    @Override
+    void declareLost(HoldLease lease, LostHold.Cause cause) {
+        ((QuorumLease) lease).declareLost(cause);
     }
 
     /* --------------- release --------------- */

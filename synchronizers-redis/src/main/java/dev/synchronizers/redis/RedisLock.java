@@ -1,12 +1,19 @@
 package dev.synchronizers.redis;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LockHandle;
 import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.watchdog.HoldLease;
+import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 
 /**
@@ -173,7 +180,7 @@ final class RedisLock implements DistributedLock {
         context.checkOpen();
         try {
             return backend.meters.timed(() -> backend.acquire(threadId, barging, timeoutNanos, interruptible,
-                    fixedLeaseMillis, grant -> book(threadId, grant)));
+                    fixedLeaseMillis, false, grant -> book(threadId, grant)));
         } catch (SynchronizerUnavailableException e) {
             throw context.unlessClosed(e);
         }
@@ -242,8 +249,19 @@ final class RedisLock implements DistributedLock {
             return;
         }
         holds.remove(threadId, held);
-        // A local head that skipped asking Redis because this thread held the lock waits for a
-        // wake from here: after the release on success, and on every way out that fails.
+        end(held, threadId, null, "unlock()");
+    }
+
+    /**
+     * Ends a hold that its owner releases (its last unlock(), or its handle's release()): its lease
+     * first, then in Redis, reporting and throwing what it finds lost.
+     *
+     * @param threadId the owning thread, or -1 for a handle's hold
+     * @param handle the owning handle, or null for a thread's hold
+     */
+    private void end(Holds.Hold held, long threadId, LockHandle handle, String what) {
+        // A local head that skipped asking Redis because this hold was live waits for a wake from
+        // here: after the release on success, and on every way out that fails.
         boolean active = backend.endLease(held.lease);
         unpin(held, active && held.lease.endedBecause() == null);
         if (!active) {
@@ -251,14 +269,14 @@ final class RedisLock implements DistributedLock {
             LostHold.Cause cause = held.lease.endedBecause();
             cause = cause == null ? LostHold.Cause.GONE : cause;
             backend.unlockedLost(held, cause);
-            throw lost(cause, "unlock()");
+            throw lost(cause, what);
         }
         context.checkOpen();
-        LostHold.Cause lostAtUnlock = backend.release(threadId, held);
-        if (lostAtUnlock != null) {
-            // Redis no longer had it when unlock() came.
-            context.listeners.report(new LostHold(name, kind, threadId, held.token, lostAtUnlock));
-            throw lost(lostAtUnlock, "unlock()");
+        LostHold.Cause lostAtRelease = backend.release(threadId, held);
+        if (lostAtRelease != null) {
+            // Redis no longer had it when the release came.
+            context.listeners.report(new LostHold(name, kind, threadId, held.token, lostAtRelease, handle));
+            throw lost(lostAtRelease, what);
         }
     }
 
@@ -266,6 +284,254 @@ final class RedisLock implements DistributedLock {
     public boolean forceUnlock() {
         context.checkOpen();
         return backend.forceUnlock();
+    }
+
+    /* --------------- handles --------------- */
+
+    @Override
+    public LockHandle acquire() throws InterruptedException {
+        return acquireHandle(Acquirer.FOREVER, 0).orElseThrow();
+    }
+
+    @Override
+    public LockHandle acquire(Duration lease) throws InterruptedException {
+        return acquireHandle(Acquirer.FOREVER, fixedLease(lease)).orElseThrow();
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException {
+        return acquireHandle(waitNanos(wait), 0);
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
+        long waitNanos = waitNanos(wait);
+        return acquireHandle(waitNanos, fixedLease(lease));
+    }
+
+    /** Checks a handle's fixed lease as {@link #leaseMillis} checks a lease time, naming the argument {@code lease}. */
+    private long fixedLease(Duration lease) {
+        Objects.requireNonNull(lease, "lease");
+        long millis;
+        try {
+            millis = lease.toMillis();
+        } catch (ArithmeticException tooLong) {
+            millis = Long.MAX_VALUE;
+        }
+        if (lease.isNegative() || millis < 1 || millis > MAX_LEASE_MILLIS) {
+            throw new IllegalArgumentException("lease must be at least 1 ms and at most 3650 days: " + lease);
+        }
+        return backend.fixedLeaseMillis(millis, TimeUnit.MILLISECONDS);
+    }
+
+    /** A wait as nanoseconds: a negative one is none, one too long to count is for ever. */
+    private static long waitNanos(Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.isNegative()) {
+            return 0;
+        }
+        try {
+            return Math.min(wait.toNanos(), Acquirer.FOREVER - 1);
+        } catch (ArithmeticException tooLong) {
+            return Acquirer.FOREVER - 1;
+        }
+    }
+
+    /**
+     * Acquires a hold for a new handle: never reentrant, so it waits while the lock is held, by
+     * anyone. An untimed wait by a thread that holds the lock itself would never end: refused.
+     */
+    private Optional<LockHandle> acquireHandle(long timeoutNanos, long fixedLeaseMillis) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        long threadId = ClientContext.currentThreadId();
+        if (timeoutNanos == Acquirer.FOREVER && isHeldByCurrentThread()) {
+            throw new IllegalMonitorStateException(kind + " '" + name + "': acquire() by a thread that holds it by"
+                    + " lock() would wait for itself; handles are not reentrant");
+        }
+        RedisLock read = readHalf;
+        if (read != null && read.getHoldCount() > 0) {
+            if (timeoutNanos == Acquirer.FOREVER) {
+                throw new IllegalMonitorStateException(kind + " '" + name + "': upgrade from the read lock to the"
+                        + " write lock is not supported; release the read lock first");
+            }
+            return Optional.empty();
+        }
+        context.checkOpen();
+        Handle[] booked = new Handle[1];
+        try {
+            backend.meters.timed(() -> backend.acquire(threadId, false, timeoutNanos, true, fixedLeaseMillis, true,
+                    grant -> booked[0] = bookHandle(grant)));
+        } catch (SynchronizerUnavailableException e) {
+            throw context.unlessClosed(e);
+        }
+        return Optional.ofNullable(booked[0]);
+    }
+
+    /** Books a fresh handle's hold: pinned before its lease is kept, as a thread's is. */
+    private Handle bookHandle(LockBackend.Grant grant) {
+        Holds.Hold hold = new Holds.Hold(grant.owner(), grant.token(), backend.meters.holdStarted());
+        Handle handle = new Handle(hold);
+        context.pin(pinTarget);
+        hold.lease = grant.start(handle::lost);
+        holds.addHandle(hold);
+        return handle;
+    }
+
+    @Override
+    public boolean verifyHeld() {
+        Holds.Hold held = holds.get(ClientContext.currentThreadId());
+        if (held == null || held.lease.endedBecause() != null) {
+            return false;
+        }
+        return verify(held);
+    }
+
+    /** One round trip: whether Redis has the hold; one found gone is declared lost at once. */
+    private boolean verify(Holds.Hold held) {
+        context.checkOpen();
+        if (backend.stillHeld(held)) {
+            return held.lease.endedBecause() == null;
+        }
+        backend.declareLost(held.lease, LostHold.Cause.GONE);
+        return false;
+    }
+
+    /** A hold that belongs to this object, not to a thread: see {@link LockHandle}. */
+    private final class Handle implements LockHandle {
+        private final Holds.Hold hold;
+        /** Set once, by release(), releaseAfter() or close(): from then on the handle holds nothing. */
+        private final AtomicBoolean released = new AtomicBoolean();
+
+        Handle(Holds.Hold hold) {
+            this.hold = hold;
+        }
+
+        /** Told by the lease's keeper that the hold ended other than by its release. */
+        void lost(LostHold.Cause cause) {
+            context.listeners.report(new LostHold(name, kind, -1, hold.token, cause, this));
+            holds.removeHandle(hold);
+            unpin(hold, false);
+            backend.acquirer.wakeHead();
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public long fencingToken() {
+            return hold.token;
+        }
+
+        @Override
+        public boolean isHeld() {
+            return !released.get() && hold.lease.endedBecause() == null;
+        }
+
+        @Override
+        public boolean verify() {
+            if (!isHeld()) {
+                return false;
+            }
+            return RedisLock.this.verify(hold);
+        }
+
+        @Override
+        public boolean extend(Duration lease) {
+            long millis = fixedLease(lease);
+            checkNotReleased("extend()");
+            context.checkOpen();
+            if (hold.lease.endedBecause() != null) {
+                return false;
+            }
+            HoldLease next = backend.relet(hold, millis, this::lost);
+            if (next == null) {
+                return false;
+            }
+            hold.lease = next;
+            return true;
+        }
+
+        @Override
+        public void releaseAfter(Duration keepClosedFor) {
+            Objects.requireNonNull(keepClosedFor, "keepClosedFor");
+            if (keepClosedFor.isNegative()) {
+                throw new IllegalArgumentException("keepClosedFor must be >= 0: " + keepClosedFor);
+            }
+            if (keepClosedFor.isZero()) {
+                release();
+                return;
+            }
+            long millis = RedisLock.leaseMillis(Math.max(1, keepClosedFor.toMillis()), TimeUnit.MILLISECONDS);
+            context.checkOpen();
+            if (!released.compareAndSet(false, true)) {
+                throw new IllegalStateException(describe() + ": releaseAfter() of a handle already released");
+            }
+            holds.removeHandle(hold);
+            LostHold.Cause ended = hold.lease.endedBecause();
+            if (ended != null) {
+                backend.endLease(hold.lease);
+                unpin(hold, false);
+                throw RedisLock.this.lost(ended, "releaseAfter()");
+            }
+            HoldLease closed;
+            try {
+                closed = backend.relet(hold, millis, cause -> { });
+            } catch (RuntimeException e) {
+                // Unknown whether it took: the hold ends with its current lease at the latest.
+                backend.endLease(hold.lease);
+                unpin(hold, false);
+                throw e;
+            }
+            if (closed == null) {
+                unpin(hold, false);
+                throw RedisLock.this.lost(LostHold.Cause.GONE, "releaseAfter()");
+            }
+            // Kept closed until the fixed lease runs out in Redis; nothing to renew, nobody to wake.
+            backend.endLease(closed);
+            unpin(hold, true);
+        }
+
+        @Override
+        public void release() {
+            if (!released.compareAndSet(false, true)) {
+                throw new IllegalStateException(describe() + ": release() of a handle already released");
+            }
+            holds.removeHandle(hold);
+            end(hold, -1, this, "release()");
+        }
+
+        @Override
+        public CompletionStage<Void> releaseAsync() {
+            return CompletableFuture.runAsync(this::release, context.async);
+        }
+
+        @Override
+        public void close() {
+            if (released.compareAndSet(false, true)) {
+                holds.removeHandle(hold);
+                end(hold, -1, this, "close()");
+            }
+        }
+
+        private void checkNotReleased(String what) {
+            if (released.get()) {
+                throw new IllegalStateException(describe() + ": " + what + " of a handle already released");
+            }
+        }
+
+        private String describe() {
+            return kind + " '" + name + "' handle with token " + hold.token;
+        }
+
+        @Override
+        public String toString() {
+            return "LockHandle[" + kind + " " + name + ", token " + hold.token + ", "
+                    + (released.get() ? "released" : isHeld() ? "held" : "lost") + "]";
+        }
     }
 
     /* --------------- queries --------------- */

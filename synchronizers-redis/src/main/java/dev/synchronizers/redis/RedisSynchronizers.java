@@ -99,7 +99,7 @@ public final class RedisSynchronizers implements Synchronizers {
         this.machinery = new Machinery(clientId, options.keyPrefix(), topology.commands(), scripts, watchdog,
                 new WakeupDispatcher(topology.pubSub(), commandTimeout, Owner.prefixOf(clientId), metrics),
                 options.lostHoldListeners(watchdog.executor(), metrics), metrics, leaseMillis, commandTimeout, acks, side,
-                sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed);
+                sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed, options.asyncExecutor());
         metrics.clientGauges(machinery.watchdog::registered, machinery.followUps::pending,
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
@@ -231,6 +231,7 @@ public final class RedisSynchronizers implements Synchronizers {
         machinery.watchdog.close();
         machinery.wakeups.close();
         machinery.metrics.close();
+        machinery.closeAsync();
         topology.close();
     }
 
@@ -425,6 +426,22 @@ public final class RedisSynchronizers implements Synchronizers {
          */
         public Builder lostHoldListener(LostHoldListener listener) {
             options.lostHoldListener(listener);
+            return this;
+        }
+
+        /**
+         * Sets where this client's async stages complete ({@code LockHandle.releaseAsync()} and the
+         * like). By default, a pool of the client's own: at most two daemon threads, which end when
+         * idle and are shut down by {@link RedisSynchronizers#close()}. Stages never complete on a
+         * network (Netty event-loop) thread, whichever executor runs them.
+         *
+         * @param executor runs the completions; must not run them on the caller's thread if callers
+         *     may hold locks meanwhile
+         * @return this builder
+         * @throws NullPointerException if {@code executor} is null
+         */
+        public Builder asyncExecutor(Executor executor) {
+            options.asyncExecutor(executor);
             return this;
         }
 

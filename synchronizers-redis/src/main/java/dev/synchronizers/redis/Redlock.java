@@ -145,7 +145,8 @@ public final class Redlock implements AutoCloseable {
         long tickMillis = Math.max(1, leaseMillis / 3);
         events.scheduleWithFixedDelay(this::chores, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
         this.context = new ClientContext("Redlock", clientId, options.keyPrefix(), wakeups,
-                options.lostHoldListeners(events, metrics), metrics, leaseMillis, timeout, closed);
+                options.lostHoldListeners(events, metrics), metrics, leaseMillis, timeout, closed,
+                options.asyncExecutor());
         metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
         this.locks = Caffeine.newBuilder().weakValues()
                 .build(name -> new RedisLock(new QuorumLockBackend(name, this, context), null));
@@ -251,6 +252,7 @@ public final class Redlock implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        context.closeAsync();
         metrics.close();
     }
 
@@ -430,6 +432,22 @@ public final class Redlock implements AutoCloseable {
          */
         public Builder lostHoldListener(LostHoldListener listener) {
             options.lostHoldListener(listener);
+            return this;
+        }
+
+        /**
+         * Sets where this client's async stages complete ({@code LockHandle.releaseAsync()} and the
+         * like). By default, a pool of the client's own: at most two daemon threads, which end when
+         * idle and are shut down by {@link Redlock#close()}. Stages never complete on a network
+         * (Netty event-loop) thread, whichever executor runs them.
+         *
+         * @param executor runs the completions; must not run them on the caller's thread if callers
+         *     may hold locks meanwhile
+         * @return this builder
+         * @throws NullPointerException if {@code executor} is null
+         */
+        public Builder asyncExecutor(Executor executor) {
+            options.asyncExecutor(executor);
             return this;
         }
 

@@ -10,6 +10,7 @@ import dev.synchronizers.redis.script.HandoverReply;
 import dev.synchronizers.redis.script.LockPicture;
 import dev.synchronizers.redis.script.ReadWriteLockPicture;
 import dev.synchronizers.redis.script.ReleaseReply;
+import dev.synchronizers.redis.script.RenewReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import dev.synchronizers.redis.watchdog.Renewal;
@@ -92,12 +93,22 @@ final class ServerLockBackend extends LockBackend {
 
     /* --------------- acquire --------------- */
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A thread's hold has the thread's owner string; a handle's, one of its own (an attempt's),
+     * so that nothing named by the thread's owner can touch it, nor anything named by it another hold.
+     */
     @Override
     boolean acquire(long threadId, boolean barging, long timeoutNanos, boolean interruptible, long fixedLeaseMillis,
-            Consumer<Grant> book) throws InterruptedException {
+            boolean forHandle, Consumer<Grant> book) throws InterruptedException {
         Script firstTry = barging ? policy.tryOnce : policy.firstTry;
-        String owner = machinery.currentOwner();
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
+        if (forHandle) {
+            return acquireInRedis(-1, machinery.newAttempt(), firstTry, timeoutNanos, interruptible, fixedLeaseMillis,
+                    leaseMillis, book);
+        }
+        String owner = machinery.currentOwner();
         giveBackOrder.lock();
         try {
             acquiring.add(threadId);
@@ -155,9 +166,10 @@ final class ServerLockBackend extends LockBackend {
 
             @Override
             public HoldLease start(Consumer<LostHold.Cause> onLost) {
-                return machinery.watchdog.register(Renewal.ofThread(policy.renew, keys.keysFor(policy.renew),
-                        new String[] {owner, Long.toString(token)}, fixedLeaseMillis, sentNanos, Thread.currentThread(),
-                        onLost));
+                // A thread's hold ends as abandoned with its thread; a handle's is the client's.
+                return machinery.watchdog.register(new Renewal(policy.renew, keys.keysFor(policy.renew),
+                        new String[] {owner, Long.toString(token)}, fixedLeaseMillis, sentNanos,
+                        threadId >= 0 ? Thread.currentThread() : null, onLost, null));
             }
         });
         machinery.registeredAfterCheck(sentNanos);
@@ -193,6 +205,10 @@ final class ServerLockBackend extends LockBackend {
      * follow-up reaches Redis before any acquire the thread sends later.
      */
     private CompletionStage<?> unlessTaken(long threadId, Supplier<CompletionStage<?>> send) {
+        if (threadId < 0) {
+            // A handle's acquisition: its owner string names nothing else.
+            return send.get();
+        }
         giveBackOrder.lock();
         try {
             return holds.containsThread(threadId) || acquiring.contains(threadId)
@@ -260,7 +276,9 @@ final class ServerLockBackend extends LockBackend {
             try {
                 reply = machinery.await(pending, "acquire " + kind + " '" + name + "'");
             } catch (SynchronizerUnavailableException e) {
-                acquireInDoubt.add(threadId);
+                if (threadId >= 0) {
+                    acquireInDoubt.add(threadId);
+                }
                 undoIfAcquired(pending, script, owner);
                 if (script == policy.queuedTry) {
                     // It may have queued the waiter, now or when it runs late: done(false) leaves,
@@ -303,7 +321,7 @@ final class ServerLockBackend extends LockBackend {
 
         @Override
         public boolean mustTryFirst() {
-            return acquireInDoubt.contains(threadId);
+            return threadId >= 0 && acquireInDoubt.contains(threadId);
         }
 
         /** A non-fair waiter with the client's lease can take a neighbour's hand-over. */
@@ -385,6 +403,51 @@ final class ServerLockBackend extends LockBackend {
 
     private CompletionStage<List<Object>> releaseCommand(String owner, long token) {
         return machinery.scripts.run(policy.release, keys.keysFor(policy.release), owner, Long.toString(token));
+    }
+
+    /* --------------- handles: verify, relet --------------- */
+
+    /** One read-only script call: the lock's picture (both halves' for a read-write lock) names the hold. */
+    @Override
+    boolean stillHeld(Holds.Hold held) {
+        String what = "verify " + kind + " '" + name + "'";
+        if (policy == LockPolicy.READ || policy == LockPolicy.WRITE) {
+            ReadWriteLockPicture picture = ReadWriteLockPicture.of(Script.RW_SNAPSHOT, machinery.await(
+                    machinery.scripts.run(Script.RW_SNAPSHOT, keys.keysFor(Script.RW_SNAPSHOT)), what));
+            if (policy == LockPolicy.READ) {
+                return picture.readers().stream()
+                        .anyMatch(reader -> reader.owner().equals(held.owner) && reader.token() == held.token);
+            }
+            return picture.writers().stream()
+                    .anyMatch(writer -> writer.owner().equals(held.owner) && writer.token() == held.token);
+        }
+        LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, machinery.await(
+                machinery.scripts.run(Script.LOCK_SNAPSHOT, keys.keysFor(Script.LOCK_SNAPSHOT)), what));
+        return picture.holders().stream()
+                .anyMatch(holder -> holder.owner().equals(held.owner) && holder.token() == held.token);
+    }
+
+    /** One call of the renew script with the new lease, token-checked as every renewal is. */
+    @Override
+    HoldLease relet(Holds.Hold held, long millis, Consumer<LostHold.Cause> onLost) {
+        long sent = System.nanoTime();
+        String[] itemArgs = {held.owner, Long.toString(held.token)};
+        List<Object> reply = machinery.await(machinery.scripts.run(policy.renew, keys.keysFor(policy.renew),
+                Long.toString(millis), itemArgs[0], itemArgs[1]), "set the lease of " + kind + " '" + name + "'");
+        if (RenewReply.of(policy.renew, reply, 1).outcome(0) != RenewReply.Outcome.RENEWED) {
+            machinery.watchdog.declareLost((Watchdog.Lease) held.lease, LostHold.Cause.GONE);
+            return null;
+        }
+        if (!machinery.watchdog.unregister((Watchdog.Lease) held.lease)) {
+            return null;   // reported lost meanwhile: its owner was told so already
+        }
+        return machinery.watchdog.register(new Renewal(policy.renew, keys.keysFor(policy.renew), itemArgs, millis,
+                sent, null, onLost, null));
+    }
+
+    @Override
+    void declareLost(HoldLease lease, LostHold.Cause cause) {
+        machinery.watchdog.declareLost((Watchdog.Lease) lease, cause);
     }
 
     /* --------------- release --------------- */

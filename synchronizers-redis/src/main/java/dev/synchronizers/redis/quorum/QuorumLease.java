@@ -49,7 +49,8 @@ public final class QuorumLease implements HoldLease {
          *
          * @param fixedMillis the lease to track without renewing it, or 0 to renew it every tick
          * @param startNanos when the lease there began, by {@link System#nanoTime()}
-         * @param owner the holding thread: a renewed lease ends as abandoned once it has ended
+         * @param owner the holding thread, whose end ends the lease as abandoned; null for a hold of
+         *     the client
          * @param onLost told once, on the watchdog's thread, if the lease there ends other than by
          *     {@link #stopKeeping}
          * @param takeBack asked whether a renewal that took the hold back there counts; null with a
@@ -77,7 +78,7 @@ public final class QuorumLease implements HoldLease {
     private static final Object RELEASED = new Object();
 
     private final Nodes nodes;
-    /** The holding thread: a node's lease kept again ends as abandoned when it has ended. */
+    /** The holding thread, whose end ends every node's lease as abandoned; null for a hold of the client (a handle's). */
     private final Thread thread;
     private final long fixedMillis;
     private final long startNanos;
@@ -102,20 +103,22 @@ public final class QuorumLease implements HoldLease {
     private volatile Object state;
 
     /**
-     * A lease of a hold just acquired by the current thread, not yet kept anywhere.
+     * A lease of a hold just acquired, not yet kept anywhere.
      *
      * @param nodes the nodes
      * @param fixedMillis the lease the caller chose, or 0 for a renewed one
      * @param sentNanos when the acquisition was sent, by {@link System#nanoTime()}
      * @param granted per node, whether it confirmed the grant in time
+     * @param owner the holding thread, or null for a hold of the client (a handle's), which no
+     *     thread's end abandons
      * @throws IllegalArgumentException if {@code granted} does not have one entry per node
      */
-    public QuorumLease(Nodes nodes, long fixedMillis, long sentNanos, boolean[] granted) {
+    public QuorumLease(Nodes nodes, long fixedMillis, long sentNanos, boolean[] granted, Thread owner) {
         if (granted.length != nodes.size()) {
             throw new IllegalArgumentException("granted: " + granted.length + " entries for " + nodes.size() + " nodes");
         }
         this.nodes = nodes;
-        this.thread = Thread.currentThread();
+        this.thread = owner;
         this.fixedMillis = fixedMillis;
         this.startNanos = sentNanos;
         this.leases = new HoldLease[granted.length];

@@ -141,7 +141,7 @@ class QuorumLeaseTest {
     private final List<LostHold.Cause> lost = new ArrayList<>();
 
     private QuorumLease started(long fixedMillis, boolean... granted) {
-        QuorumLease lease = new QuorumLease(nodes, fixedMillis, System.nanoTime(), granted);
+        QuorumLease lease = new QuorumLease(nodes, fixedMillis, System.nanoTime(), granted, Thread.currentThread());
         lease.start(lost::add);
         return lease;
     }
@@ -177,7 +177,7 @@ class QuorumLeaseTest {
     @Test
     void constructor_grantsForAnotherNumberOfNodes_throws() {
         assertThrows(IllegalArgumentException.class,
-                () -> new QuorumLease(nodes, 0, System.nanoTime(), new boolean[] {true, true}));
+                () -> new QuorumLease(nodes, 0, System.nanoTime(), new boolean[] {true, true}, Thread.currentThread()));
     }
 
     @Test
@@ -286,7 +286,7 @@ class QuorumLeaseTest {
 
     @Test
     void lateGrant_beforeStart_countsOnceStarted() {
-        QuorumLease lease = new QuorumLease(nodes, 0, System.nanoTime(), new boolean[] {true, false, false});
+        QuorumLease lease = new QuorumLease(nodes, 0, System.nanoTime(), new boolean[] {true, false, false}, Thread.currentThread());
         lease.lateGrant(1);
         lease.start(lost::add);
 
@@ -311,7 +311,7 @@ class QuorumLeaseTest {
     @Test
     void endedBecause_fixedLeasePastItsValidityByTheLocalClock_isLeaseExpired() {
         long sent = System.nanoTime() - TimeUnit.SECONDS.toNanos(2);
-        QuorumLease lease = new QuorumLease(nodes, 1_000, sent, new boolean[] {true, true, true});
+        QuorumLease lease = new QuorumLease(nodes, 1_000, sent, new boolean[] {true, true, true}, Thread.currentThread());
         lease.start(lost::add);
 
         assertTrue(lease.expiredByClock());

@@ -1,0 +1,349 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.DistributedReadWriteLock;
+import dev.synchronizers.LockHandle;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.testkit.RedisExtension;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@link LockHandle}: holds that belong to an object rather than a thread, on one standalone
+ * server. The same contract on a quorum of servers is {@code QuorumLockBackendTest}'s handle tests.
+ */
+@Tag("redis")
+@ExtendWith(SynchronizersExtension.class)
+class LockHandleTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private final Opened opened;
+    private final String prefix;
+    private final String name;
+    private final BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+
+    LockHandleTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
+    }
+
+    private RedisSynchronizers client() {
+        return opened.add(RedisSynchronizers.builder().uri(redis.server().uri()).keyPrefix(prefix)
+                .lostHoldListener(lost::add).build());
+    }
+
+    /* --------------- ownership --------------- */
+
+    @Test
+    void acquire_onOneThread_releasedOnAnother_thenAnotherClientTakesIt() throws Exception {
+        DistributedLock lock = client().lock(name);
+        LockHandle handle = CompletableFuture.supplyAsync(() -> {
+            try {
+                return lock.acquire();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }).get(30, TimeUnit.SECONDS);
+        DistributedLock other = client().lock(name);
+        assertFalse(other.tryLock(), "held by the handle");
+
+        handle.release();
+
+        assertTrue(other.tryLock(), "free once the handle released it, from another thread");
+        other.unlock();
+        assertFalse(handle.isHeld());
+    }
+
+    @Test
+    void tryAcquire_zero_whileAHandleHoldsIt_isEmpty_fromAnyThread() throws Exception {
+        DistributedLock lock = client().lock(name);
+        LockHandle first = lock.tryAcquire(Duration.ZERO).orElseThrow();
+
+        assertEquals(Optional.empty(), lock.tryAcquire(Duration.ZERO), "not reentrant on this thread");
+        Optional<LockHandle> elsewhere = CompletableFuture.supplyAsync(() -> {
+            try {
+                return lock.tryAcquire(Duration.ZERO);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }).get(30, TimeUnit.SECONDS);
+        assertEquals(Optional.empty(), elsewhere);
+        assertFalse(lock.tryLock(), "a thread hold waits for the handle too");
+        first.release();
+    }
+
+    @Test
+    void handleAndThreadHolds_excludeEachOther_andTheirTokensIncrease() throws Exception {
+        DistributedLock lock = client().lock(name);
+        lock.lock();
+        long threadToken = lock.fencingToken();
+        assertEquals(Optional.empty(), lock.tryAcquire(Duration.ZERO), "the thread's own hold excludes a handle");
+        assertThrows(IllegalMonitorStateException.class, lock::acquire, "would wait for itself");
+        lock.unlock();
+
+        LockHandle handle = lock.acquire();
+        assertTrue(handle.fencingToken() > threadToken);
+        assertFalse(lock.tryLock(), "a handle's hold excludes the thread that took it");
+        handle.release();
+
+        lock.lock();
+        assertTrue(lock.fencingToken() > handle.fencingToken());
+        lock.unlock();
+    }
+
+    @Test
+    void tryAcquire_timed_waitsForARelease_thenHolds() throws Exception {
+        DistributedLock lock = client().lock(name);
+        LockHandle first = lock.acquire();
+        CompletableFuture<Optional<LockHandle>> second = CompletableFuture.supplyAsync(() -> {
+            try {
+                return lock.tryAcquire(Duration.ofSeconds(30));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        first.release();
+
+        LockHandle handle = second.get(30, TimeUnit.SECONDS).orElseThrow();
+        assertTrue(handle.isHeld());
+        handle.close();
+    }
+
+    /* --------------- verify, extend, releaseAfter --------------- */
+
+    @Test
+    void verify_afterAnotherClientForcedIt_isFalse_andReportsItLostAtOnce() {
+        DistributedLock lock = client().lock(name);
+        LockHandle handle = acquire(lock);
+        assertTrue(handle.verify());
+
+        assertTrue(client().lock(name).forceUnlock());
+
+        assertFalse(handle.verify());
+        assertFalse(handle.isHeld());
+        LostHold reported = lost.poll();
+        assertTrue(reported != null, "told at once, not at the next renewal");
+        assertSame(handle, reported.handle());
+        assertEquals(-1, reported.threadId());
+        assertEquals(handle.fencingToken(), reported.fencingToken());
+        assertThrows(LostHoldException.class, handle::release);
+    }
+
+    @Test
+    void verifyHeld_currentThreadsHold_oneRoundTrip() {
+        DistributedLock lock = client().lock(name);
+        assertFalse(lock.verifyHeld(), "not held");
+        lock.lock();
+        assertTrue(lock.verifyHeld());
+        client().lock(name).forceUnlock();
+        assertFalse(lock.verifyHeld());
+        assertFalse(lock.isHeldByCurrentThread());
+        assertThrows(LostHoldException.class, lock::unlock);
+    }
+
+    @Test
+    void extend_setsAFixedLeaseFromNow_andStopsRenewal() {
+        RedisCommands<String, String> admin = opened.commands(redis.server().uri());
+        DistributedLock lock = client().lock(name);
+        LockHandle handle = acquire(lock);
+        String key = LockKeys.of(prefix, name).lock();
+
+        assertTrue(handle.extend(Duration.ofSeconds(600)));
+
+        long pttl = admin.pttl(key);
+        assertTrue(pttl > 300_000 && pttl <= 600_000, "lease set to 600 s: " + pttl);
+        assertTrue(handle.isHeld());
+        handle.release();
+        assertEquals(0, admin.exists(key));
+    }
+
+    @Test
+    void extend_afterTheHoldWasForced_isFalse() {
+        DistributedLock lock = client().lock(name);
+        LockHandle handle = acquire(lock);
+        client().lock(name).forceUnlock();
+
+        assertFalse(handle.extend(Duration.ofSeconds(10)));
+        assertFalse(handle.isHeld());
+    }
+
+    @Test
+    void releaseAfter_keepsEveryoneOutForTheRest_andTheLockFreesItselfAfter() throws Exception {
+        RedisCommands<String, String> admin = opened.commands(redis.server().uri());
+        DistributedLock lock = client().lock(name);
+        LockHandle handle = acquire(lock);
+        String key = LockKeys.of(prefix, name).lock();
+
+        handle.releaseAfter(Duration.ofSeconds(600));
+
+        assertFalse(handle.isHeld());
+        long pttl = admin.pttl(key);
+        assertTrue(pttl > 300_000 && pttl <= 600_000, "kept closed for 600 s: " + pttl);
+        DistributedLock other = client().lock(name);
+        assertFalse(other.tryLock(), "closed to everyone");
+        assertThrows(IllegalStateException.class, handle::release, "released already");
+        handle.close();   // idempotent once released
+
+        // The lease ending is what opens it: shorten it, as the server's clock would run it out.
+        admin.pexpire(key, 1);
+        assertTrue(other.tryLock(30, TimeUnit.SECONDS), "free once the kept lease ran out");
+        other.unlock();
+    }
+
+    @Test
+    void releaseAfter_zero_releasesAtOnce() {
+        DistributedLock lock = client().lock(name);
+        LockHandle handle = acquire(lock);
+
+        handle.releaseAfter(Duration.ZERO);
+
+        assertTrue(client().lock(name).tryLock());
+    }
+
+    /* --------------- release, close, leases --------------- */
+
+    @Test
+    void close_ofAHandleLostMeanwhile_throwsLostHold() {
+        DistributedLock lock = client().lock(name);
+        LockHandle handle = acquire(lock);
+        client().lock(name).forceUnlock();
+        handle.verify();
+
+        assertThrows(LostHoldException.class, handle::close);
+    }
+
+    @Test
+    void release_twice_throwsIllegalState() {
+        LockHandle handle = acquire(client().lock(name));
+        handle.release();
+
+        assertThrows(IllegalStateException.class, handle::release);
+        handle.close();   // does nothing
+    }
+
+    @Test
+    void releaseAsync_releases_onTheClientsExecutor() throws Exception {
+        DistributedLock lock = client().lock(name);
+        LockHandle handle = acquire(lock);
+        Thread[] ranOn = new Thread[1];
+
+        handle.releaseAsync().thenRun(() -> ranOn[0] = Thread.currentThread()).toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
+
+        assertTrue(ranOn[0].getName().contains("-async-"), "completed on the client's pool: " + ranOn[0]);
+        assertTrue(client().lock(name).tryLock());
+    }
+
+    @Test
+    void releaseAsync_ofALostHandle_completesExceptionallyWithLostHold() {
+        LockHandle handle = acquire(client().lock(name));
+        client().lock(name).forceUnlock();
+        handle.verify();
+
+        ExecutionException thrown = assertThrows(ExecutionException.class,
+                () -> handle.releaseAsync().toCompletableFuture().get(30, TimeUnit.SECONDS));
+        assertTrue(thrown.getCause() instanceof LostHoldException, thrown.getCause().toString());
+    }
+
+    @Test
+    void acquire_fixedLease_isNotRenewed_andEndsWithIt() throws Exception {
+        RedisCommands<String, String> admin = opened.commands(redis.server().uri());
+        DistributedLock lock = client().lock(name);
+        LockHandle handle = lock.acquire(Duration.ofSeconds(600));
+        String key = LockKeys.of(prefix, name).lock();
+        assertTrue(admin.pttl(key) <= 600_000);
+
+        admin.pexpire(key, 1);   // the server's clock runs it out
+        DistributedLock other = client().lock(name);
+        assertTrue(other.tryLock(30, TimeUnit.SECONDS));
+        other.unlock();
+        assertNull(lost.poll(), "a fixed lease that ran out is not reported");
+        assertTrue(assertThrows(LostHoldException.class, handle::release).getMessage().contains(name));
+    }
+
+    @Test
+    void handleOutlivesTheThreadThatTookIt_renewedByTheWatchdog() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(redis.server().uri())
+                .keyPrefix(prefix).lease(Duration.ofMillis(300)).lostHoldListener(lost::add).build());
+        DistributedLock lock = client.lock(name);
+        LockHandle[] taken = new LockHandle[1];
+        Thread taker = new Thread(() -> taken[0] = acquire(lock));
+        taker.start();
+        taker.join();
+
+        for (int tick = 0; tick < 3; tick++) {
+            client.renewNow();   // the thread that took it is gone: the hold is the client's
+        }
+
+        assertTrue(taken[0].verify(), "not abandoned with its thread");
+        assertNull(lost.poll());
+        taken[0].release();
+    }
+
+    /* --------------- read-write locks, bad input --------------- */
+
+    @Test
+    void readLock_handles_shareTheLock_andExcludeTheWriteLock() throws Exception {
+        DistributedReadWriteLock rw = client().readWriteLock(name);
+        LockHandle reader1 = rw.readLock().acquire();
+        LockHandle reader2 = rw.readLock().tryAcquire(Duration.ZERO).orElseThrow();
+
+        assertEquals(Optional.empty(), client().readWriteLock(name).writeLock().tryAcquire(Duration.ZERO));
+        assertTrue(reader1.verify() && reader2.verify());
+        reader1.release();
+        reader2.release();
+        LockHandle writer = client().readWriteLock(name).writeLock().tryAcquire(Duration.ZERO).orElseThrow();
+        assertTrue(writer.verify());
+        writer.release();
+    }
+
+    @Test
+    void badArguments_throwNamingThem_andChangeNothing() {
+        DistributedLock lock = client().lock(name);
+        assertThrows(NullPointerException.class, () -> lock.tryAcquire(null));
+        assertThrows(NullPointerException.class, () -> lock.acquire(null));
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> lock.acquire(Duration.ZERO));
+        assertTrue(zero.getMessage().contains("lease"), zero.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> lock.acquire(Duration.ofNanos(10)));
+        assertThrows(IllegalArgumentException.class, () -> lock.tryAcquire(Duration.ZERO, Duration.ofDays(4000)));
+        LockHandle handle = acquire(lock);
+        assertThrows(IllegalArgumentException.class, () -> handle.extend(Duration.ofMillis(-1)));
+        assertThrows(IllegalArgumentException.class, () -> handle.releaseAfter(Duration.ofMillis(-1)));
+        assertThrows(NullPointerException.class, () -> handle.releaseAfter(null));
+        assertTrue(handle.verify(), "bad input changed nothing");
+        handle.release();
+        assertFalse(lock.isLocked());
+    }
+
+    private static LockHandle acquire(DistributedLock lock) {
+        try {
+            return lock.acquire();
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
