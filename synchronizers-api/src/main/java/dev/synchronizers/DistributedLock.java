@@ -2,6 +2,7 @@ package dev.synchronizers;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -362,6 +363,36 @@ public interface DistributedLock extends Lock {
      * @throws IllegalStateException if the client is closed
      */
     Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException;
+
+    /**
+     * Acquires the lock as a new {@link LockHandle} without blocking the caller: the returned stage
+     * completes with the handle once the lock is this client's, as {@link #acquire()} would return
+     * it. The acquisition waits in the lock's queue as {@code acquire()} would (the same local line,
+     * the same fairness, the same wake-ups); no thread is parked per pending acquisition. The stage
+     * completes on the client's async executor, never on a network thread.
+     *
+     * <p>Cancelling the stage before it completes withdraws the acquisition (it leaves the queue);
+     * a grant that raced the cancel is given back. Closing the client fails pending stages with
+     * {@link IllegalStateException}; a store that cannot be reached fails the stage with
+     * {@link SynchronizerUnavailableException}.
+     *
+     * @return a stage completed with the handle
+     * @throws IllegalStateException if the client is closed
+     */
+    CompletionStage<LockHandle> acquireAsync();
+
+    /**
+     * Acquires the lock as a new {@link LockHandle} if it becomes free within {@code wait}, without
+     * blocking the caller: as {@link #acquireAsync()}, completing with an empty optional once the
+     * wait is over without the lock (also while older async acquisitions of this client are still
+     * waited for); a grant that came after that is given back. {@code Duration.ZERO} tries once.
+     *
+     * @param wait how long to wait at most, from now
+     * @return a stage completed with the handle, or empty if the lock was not free within the wait
+     * @throws NullPointerException if {@code wait} is null
+     * @throws IllegalStateException if the client is closed
+     */
+    CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait);
 
     /**
      * Asks the store whether it still has the current thread's hold of this lock: one round trip

@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,6 +38,11 @@ class ClientContext {
     final Duration timeout;
     /** Where async stages complete: the user's executor, or {@link #ownPool}. */
     final Executor async;
+    /**
+     * The threads that wait for async acquisitions ({@link AsyncLine}): one per synchronizer object
+     * with pending async acquisitions, created as needed and ended when idle.
+     */
+    final ExecutorService waiting;
     /** The client's own pool for async stages when the user gave none; shut down on close. */
     private final ExecutorService ownPool;
     /** The public type's name, for the messages of a closed client. */
@@ -67,6 +73,14 @@ class ClientContext {
         this.leaseMillis = leaseMillis;
         this.timeout = timeout;
         this.closed = closed;
+        AtomicInteger waiters = new AtomicInteger();
+        this.waiting = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                runnable -> {
+                    Thread thread = new Thread(runnable, "synchronizers-" + clientId.substring(0, 8) + "-async-wait-"
+                            + waiters.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
         if (async == null) {
             AtomicInteger threads = new AtomicInteger();
             ThreadPoolExecutor pool = new ThreadPoolExecutor(ASYNC_THREADS, ASYNC_THREADS, 30, TimeUnit.SECONDS,
@@ -88,8 +102,12 @@ class ClientContext {
     /** The most threads of the client's own pool for async stages. */
     static final int ASYNC_THREADS = 2;
 
-    /** Shuts the client's own async pool down, if it has one: stages already queued still run. */
+    /**
+     * Shuts the client's own async pool down, if it has one, and the waiting threads' pool: stages
+     * already queued still run, and waits under way end as the closed client's waiters do.
+     */
     final void closeAsync() {
+        waiting.shutdown();
         if (ownPool != null) {
             ownPool.shutdown();
         }

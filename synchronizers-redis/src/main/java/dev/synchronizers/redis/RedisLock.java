@@ -63,6 +63,8 @@ final class RedisLock implements DistributedLock {
     private final Object pinTarget;
     /** For a write lock, its read lock, to refuse an upgrade; otherwise null. */
     private volatile RedisLock readHalf;
+    /** This client's pending async acquisitions of this lock, waited for one at a time. */
+    private final AsyncLine asyncLine;
 
     RedisLock(LockBackend backend, Object pinTarget) {
         this.backend = backend;
@@ -71,6 +73,7 @@ final class RedisLock implements DistributedLock {
         this.context = backend.context;
         this.holds = backend.holds;
         this.pinTarget = pinTarget == null ? this : pinTarget;
+        this.asyncLine = new AsyncLine(context, kind + " '" + name + "'");
     }
 
     /** The lock behind {@code lock(name)} or {@code fairLock(name)} of a client of one server. */
@@ -377,6 +380,27 @@ final class RedisLock implements DistributedLock {
         hold.lease = grant.start(handle::lost);
         holds.addHandle(hold);
         return handle;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>This client's async acquisitions of one lock are waited for one at a time, in the order
+     * they were made, by one thread of the client's however many are pending (see the class
+     * javadoc of the library's async line); each takes its turn in the lock's queue as a blocking
+     * {@code acquire()} would.
+     */
+    @Override
+    public CompletionStage<LockHandle> acquireAsync() {
+        return asyncLine.<LockHandle>submit(Acquirer.FOREVER, null,
+                timeout -> acquireHandle(Acquirer.FOREVER, 0).orElseThrow(), LockHandle::close);
+    }
+
+    @Override
+    public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait) {
+        long waitNanos = waitNanos(wait);
+        return asyncLine.submit(waitNanos, Optional.empty(), timeout -> acquireHandle(Math.max(0, timeout), 0),
+                acquired -> acquired.ifPresent(LockHandle::close));
     }
 
     @Override
