@@ -136,7 +136,7 @@ class LockHandleTest {
     /* --------------- verify, extend, releaseAfter --------------- */
 
     @Test
-    void verify_afterAnotherClientForcedIt_isFalse_andReportsItLostAtOnce() {
+    void verify_afterAnotherClientForcedIt_isFalse_andReportsItLostAtOnce() throws InterruptedException {
         DistributedLock lock = client().lock(name);
         LockHandle handle = acquire(lock);
         assertTrue(handle.verify());
@@ -145,8 +145,9 @@ class LockHandleTest {
 
         assertFalse(handle.verify());
         assertFalse(handle.isHeld());
-        LostHold reported = lost.poll();
-        assertTrue(reported != null, "told at once, not at the next renewal");
+        // Told at once, not at the next renewal (30 s away); listeners run on the client's thread.
+        LostHold reported = lost.poll(30, TimeUnit.SECONDS);
+        assertTrue(reported != null, "told");
         assertSame(handle, reported.handle());
         assertEquals(-1, reported.threadId());
         assertEquals(handle.fencingToken(), reported.fencingToken());
