@@ -1,5 +1,6 @@
 package dev.synchronizers;
 
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -75,4 +76,17 @@ public interface DistributedCountDownLatch {
      * @throws InterruptedException if the current thread is interrupted on entry or while waiting
      */
     boolean await(long timeout, TimeUnit unit) throws InterruptedException;
+
+    /**
+     * Waits for the count to reach zero without blocking the caller: the returned stage completes
+     * when {@link #await()} would return. No thread is parked per pending wait: a client's pending
+     * waits on one latch object are waited for by one of its threads. The stage completes on the
+     * client's async executor, never on a network thread; cancelling it withdraws the wait. Closing
+     * the client fails pending stages with {@link IllegalStateException}; a store that cannot be
+     * reached fails them with {@link SynchronizerUnavailableException}.
+     *
+     * @return a stage completed once the count is zero
+     * @throws IllegalStateException if the client is closed
+     */
+    CompletionStage<Void> awaitAsync();
 }

@@ -7,6 +7,7 @@ import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,6 +30,8 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     private final Machinery machinery;
     private final Acquirer acquirer;
     private final SynchronizerMeters meters;
+    /** This client's pending awaitAsync() stages of this latch, waited for one at a time. */
+    private final AsyncLine asyncLine;
 
     RedisCountDownLatch(String name, Machinery machinery) {
         this.name = name;
@@ -36,6 +39,7 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
         this.machinery = machinery;
         this.meters = machinery.metrics.synchronizer("latch", name);
         this.acquirer = new Acquirer(machinery, keys.wakeups(), false, meters);
+        this.asyncLine = new AsyncLine(machinery, "latch '" + name + "'");
     }
 
     @Override
@@ -99,6 +103,21 @@ final class RedisCountDownLatch implements DistributedCountDownLatch {
     @Override
     public void await() throws InterruptedException {
         awaitZero(Acquirer.FOREVER);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Pending waits of this latch object are waited for one at a time, in order (the first to
+     * complete lets every later one through at once): one thread of the client's waits, however
+     * many are pending.
+     */
+    @Override
+    public CompletionStage<Void> awaitAsync() {
+        return asyncLine.<Void>submit(Acquirer.FOREVER, null, timeout -> {
+            awaitZero(Acquirer.FOREVER);
+            return null;
+        }, nothing -> { });
     }
 
     @Override

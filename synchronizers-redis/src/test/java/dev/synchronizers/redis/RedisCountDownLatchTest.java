@@ -21,6 +21,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
@@ -162,6 +164,38 @@ class RedisCountDownLatchTest {
     }
 
     /* --------------- helpers --------------- */
+
+    /**
+     * 50 pending awaitAsync() stages of one client complete once another client counts the latch
+     * down to zero, on the client's executor; a cancelled one is withdrawn; close() fails the rest.
+     */
+    @Test
+    void awaitAsync_pendingStagesCompleteAtZero_cancelWithdraws_closeFailsTheRest() throws Exception {
+        String uri = redis.server().uri();
+        DistributedCountDownLatch counter = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+        assertTrue(counter.trySetCount(2));
+        DistributedCountDownLatch latch = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+        List<CompletableFuture<String>> waits = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            waits.add(latch.awaitAsync().thenApply(ignored -> Thread.currentThread().getName()).toCompletableFuture());
+        }
+        CompletableFuture<Void> cancelled = latch.awaitAsync().toCompletableFuture();
+        assertTrue(cancelled.cancel(true));
+
+        counter.countDown();
+        counter.countDown();
+
+        for (CompletableFuture<String> wait : waits) {
+            assertTrue(wait.get(30, TimeUnit.SECONDS).contains("-async-"), "completed on the client's executor");
+        }
+        assertTrue(cancelled.isCancelled());
+        RedisSynchronizers closing = client(uri, 30_000, new LinkedBlockingQueue<>());
+        assertTrue(closing.countDownLatch(name + "-2").trySetCount(1));
+        CompletableFuture<Void> pending = closing.countDownLatch(name + "-2").awaitAsync().toCompletableFuture();
+        closing.close();
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> pending.get(30, TimeUnit.SECONDS));
+        assertTrue(failed.getCause() instanceof IllegalStateException, failed.getCause().toString());
+    }
 
     private RedisSynchronizers client(String uri, long leaseMillis, BlockingQueue<LostHold> lost) {
         RedisSynchronizers client = RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
