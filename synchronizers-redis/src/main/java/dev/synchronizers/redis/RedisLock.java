@@ -205,12 +205,14 @@ final class RedisLock implements DistributedLock {
      * is woken, since no unlock() will wake it.
      */
     private void onLost(long threadId, Holds.Hold hold, LostHold.Cause cause) {
-        context.listeners.report(new LostHold(name, kind, threadId, hold.token, cause));
+        // Ended in the books (and the metrics' active holds) before it is counted and reported lost,
+        // so that whoever sees the loss sees the hold over.
         if (cause == LostHold.Cause.ABANDONED) {
             forget(threadId, hold);
         } else {
             unpin(hold, false);
         }
+        context.listeners.report(new LostHold(name, kind, threadId, hold.token, cause));
         backend.acquirer.wakeHead();
     }
 
@@ -434,9 +436,9 @@ final class RedisLock implements DistributedLock {
 
         /** Told by the lease's keeper that the hold ended other than by its release. */
         void lost(LostHold.Cause cause) {
-            context.listeners.report(new LostHold(name, kind, -1, hold.token, cause, this));
             holds.removeHandle(hold);
             unpin(hold, false);
+            context.listeners.report(new LostHold(name, kind, -1, hold.token, cause, this));
             backend.acquirer.wakeHead();
         }
 
