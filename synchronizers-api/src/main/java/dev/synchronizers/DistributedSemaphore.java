@@ -1,5 +1,7 @@
 package dev.synchronizers;
 
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,6 +22,11 @@ import java.util.concurrent.TimeUnit;
  * without asking the store again; nobody else is woken. Asking for more permits
  * than the current total fails at once with {@link IllegalArgumentException} rather than waiting
  * for a total that may never grow.
+ *
+ * <p>Permits that one thread takes and another returns, or that must not mix with the client's
+ * other permits, are taken as a {@link PermitHandle} ({@link #acquirePermits(int)},
+ * {@link #tryAcquirePermits(int, Duration)}): the handle's permits are its own, released by
+ * {@link PermitHandle#release()} and never by {@link #release(int)}.
  *
  * <p>The total is configuration and persists in the store; the permits held are leased state that
  * ends with its holder. Methods that wait follow {@link java.util.concurrent.Semaphore}'s contract
@@ -111,18 +118,22 @@ public interface DistributedSemaphore {
     boolean tryAcquire(int permits, long timeout, TimeUnit unit) throws InterruptedException;
 
     /**
-     * Releases one permit held by this client.
+     * Releases one permit held by this client, not counting the permits of its
+     * {@linkplain PermitHandle handles}.
      *
-     * @throws IllegalStateException if this client holds no permit; nothing changes
+     * @throws IllegalStateException if this client holds no permit outside handles; nothing changes
      */
     void release();
 
     /**
-     * Releases {@code permits} permits held by this client.
+     * Releases {@code permits} permits held by this client. Permits held by a {@link PermitHandle}
+     * are not this method's: they are neither released nor counted, and only the handle releases
+     * them.
      *
      * @param permits the number of permits
      * @throws IllegalArgumentException if {@code permits} is negative
-     * @throws IllegalStateException if this client holds fewer permits; nothing changes
+     * @throws IllegalStateException if this client holds fewer permits outside handles; nothing
+     *     changes
      */
     void release(int permits);
 
@@ -151,4 +162,51 @@ public interface DistributedSemaphore {
      * @throws SynchronizerUnavailableException if the store cannot be reached
      */
     SemaphoreSnapshot snapshot();
+
+    /* --------------- handles: permits that belong to an object --------------- */
+
+    /**
+     * Acquires {@code permits} permits as a new {@link PermitHandle}, waiting as
+     * {@link #acquire(int)} does (the same line, in the same order, with the same wake-ups): the
+     * permits belong to the returned handle, which any thread may release, and are renewed by the
+     * watchdog until it does. The wait ends when
+     * <ul>
+     *   <li>the permits are granted: the handle holds them;
+     *   <li>the current thread is interrupted: {@link InterruptedException}, with the interrupt
+     *       status cleared; nothing is held and the waiter has left the line;
+     *   <li>the store cannot be reached: {@link SynchronizerUnavailableException} within the
+     *       client's command timeout; whatever the store may have granted meanwhile is given back.
+     * </ul>
+     * One round trip when the permits are free and nobody waits before it; a waiter served from the
+     * line wakes holding its permits, with no round trip of its own.
+     *
+     * @param permits the number of permits, at least 1
+     * @return the handle that holds the permits
+     * @throws IllegalArgumentException if {@code permits} is below 1, or exceeds the total (checked
+     *     by the store in the first call, which then changes nothing)
+     * @throws InterruptedException if interrupted on entry or while waiting; nothing is held then
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the client is closed
+     */
+    PermitHandle acquirePermits(int permits) throws InterruptedException;
+
+    /**
+     * Acquires {@code permits} permits as a new {@link PermitHandle} if they become available
+     * within {@code wait}, waiting as {@link #tryAcquire(int, long, TimeUnit)} does;
+     * {@code Duration.ZERO} (or less) tries once and, like {@code tryAcquire(permits, 0, unit)},
+     * honours the line: it does not barge ahead of waiters. The permits are renewed by the watchdog
+     * until the handle releases them. The wait ends as for {@link #acquirePermits(int)}, or when
+     * the waiting time elapses: the result is then empty, nothing is held and the waiter has left
+     * the line.
+     *
+     * @param permits the number of permits, at least 1
+     * @param wait how long to wait at most
+     * @return the handle, or empty if the permits were not available within the wait
+     * @throws NullPointerException if {@code wait} is null
+     * @throws IllegalArgumentException if {@code permits} is below 1, or exceeds the total
+     * @throws InterruptedException if interrupted on entry or while waiting; nothing is held then
+     * @throws SynchronizerUnavailableException if the store cannot be reached
+     * @throws IllegalStateException if the client is closed
+     */
+    Optional<PermitHandle> tryAcquirePermits(int permits, Duration wait) throws InterruptedException;
 }

@@ -2,6 +2,8 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -31,6 +33,25 @@ final class Acquirer {
 
     /** A timeout that means "wait until acquired". */
     static final long FOREVER = Long.MAX_VALUE;
+
+    /**
+     * A caller's wait as the timeout {@link #acquire} takes: a negative one is none (one try), as
+     * in {@code java.util.concurrent}; one too long to count in nanoseconds is as good as for ever,
+     * yet still a timed wait.
+     *
+     * @throws NullPointerException if {@code wait} is null, naming it
+     */
+    static long timeoutNanos(Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.isNegative()) {
+            return 0;
+        }
+        try {
+            return Math.min(wait.toNanos(), FOREVER - 1);
+        } catch (ArithmeticException tooLong) {
+            return FOREVER - 1;
+        }
+    }
 
     /** One waiter's acquire steps: one script call each, plus what to do around the wait. */
     interface Step {

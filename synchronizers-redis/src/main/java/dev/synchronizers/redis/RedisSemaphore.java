@@ -3,6 +3,7 @@ package dev.synchronizers.redis;
 import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
+import dev.synchronizers.PermitHandle;
 import dev.synchronizers.SemaphoreSnapshot;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
@@ -16,15 +17,21 @@ import dev.synchronizers.redis.script.SemaphoreReply.Outcome;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +54,12 @@ import org.slf4j.LoggerFactory;
  * lost: the release that reaches it throws {@link LostHoldException} instead of consuming a live
  * grant, so a thread whose permit was lost cannot release another thread's permit. Lost grants are
  * reached before live ones of the same thread, and before other threads' live ones.
+ *
+ * <p>A {@link PermitHandle} owns one grant of its own, marked as the handle's in this client's
+ * books: a release by the semaphore never takes from it nor counts it, and the handle's release
+ * names only it (the grant, kept to 0). Its lease is the client's, like every grant's, so it
+ * outlives the thread that acquired it. A handle's grant reported lost leaves the books at once:
+ * the handle remembers it, and its release throws {@link LostHoldException}.
  *
  * <p>Waiters queue in Redis in arrival order, each with a leased place (see {@link QueuePlace}),
  * and are served first come, first served: a waiter asking for more permits than are free blocks
@@ -178,7 +191,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         }
         machinery.checkOpen();
         try {
-            return meters.timed(() -> waitForPermits(permits, timeoutNanos));
+            return meters.timed(() -> waitForPermits(permits, timeoutNanos, false) != null);
         } catch (SynchronizerUnavailableException e) {
             throw machinery.unlessClosed(e);
         }
@@ -188,15 +201,19 @@ final class RedisSemaphore implements DistributedSemaphore {
      * Waits for the permits as one acquisition, and, with replica acknowledgement, once more as a
      * new acquisition for each one fewer replicas acknowledged than asked (given back at once),
      * while the wait lasts.
+     *
+     * @param ofHandle whether the grant is booked as a handle's (see {@link Grant#ofHandle})
+     * @return the grant booked for the acquisition that counts, or null if the wait ended without one
      */
-    private boolean waitForPermits(int permits, long timeoutNanos) throws InterruptedException {
-        return machinery.acquireCounted(timeoutNanos, true, new Machinery.Countable() {
+    private Grant waitForPermits(int permits, long timeoutNanos, boolean ofHandle) throws InterruptedException {
+        Grant[] booked = new Grant[1];
+        Attempt counted = machinery.acquireCounted(timeoutNanos, true, new Machinery.Countable() {
             private String waiter;
 
             @Override
             public Attempt acquire(long remainingNanos) throws InterruptedException {
                 waiter = machinery.newAttempt();
-                return acquireOnce(waiter, permits, remainingNanos);
+                return acquireOnce(waiter, permits, remainingNanos, ofHandle, grant -> booked[0] = grant);
             }
 
             @Override
@@ -210,11 +227,17 @@ final class RedisSemaphore implements DistributedSemaphore {
             public void giveBack(Attempt acquired) {
                 returnUnreplicated(waiter);
             }
-        }).acquired();
+        });
+        return counted.acquired() ? booked[0] : null;
     }
 
-    /** One acquisition, named {@code waiter}: its tries, its place in the line and its wait. */
-    private Attempt acquireOnce(String waiter, int permits, long timeoutNanos) throws InterruptedException {
+    /**
+     * One acquisition, named {@code waiter}: its tries, its place in the line and its wait.
+     *
+     * @param booked told of the grant once it is booked
+     */
+    private Attempt acquireOnce(String waiter, int permits, long timeoutNanos, boolean ofHandle,
+            Consumer<Grant> booked) throws InterruptedException {
         String leaseMillis = Long.toString(machinery.leaseMillis);
         QueuePlace place = new QueuePlace(machinery, waiter, Script.SEMAPHORE_RENEW_PLACE, keys.forPlace(),
                 Script.SEMAPHORE_LEAVE, keys.forQueue(), what(""), leaseMillis);
@@ -238,7 +261,7 @@ final class RedisSemaphore implements DistributedSemaphore {
                     throw exceedsTotal(permits, decoded.value());
                 }
                 if (decoded.outcome() == Outcome.ACQUIRED) {
-                    record(waiter, permits, sent);
+                    booked.accept(record(waiter, permits, sent, ofHandle));
                     return new Attempt(true, -1, 0, sent);
                 }
                 if (decoded.outcome() == Outcome.GIVEN_UP) {
@@ -252,7 +275,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             public Attempt granted(String detail) {
                 // Served from the line after the waiter was last known queued: the lease runs from then at least.
                 long since = place.queuedSinceAtLeast();
-                record(waiter, permits, since);
+                booked.accept(record(waiter, permits, since, ofHandle));
                 return new Attempt(true, -1, 0, since);
             }
 
@@ -338,7 +361,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         }
         int taken = decoded.outcome() == Outcome.ACQUIRED ? (int) decoded.value() : 0;
         if (taken > 0) {
-            record(grant, taken, sent);
+            record(grant, taken, sent, false);
             if (!replicated(sent, grant)) {
                 returnUnreplicated(grant);
                 return 0;
@@ -361,9 +384,14 @@ final class RedisSemaphore implements DistributedSemaphore {
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
     }
 
-    /** Books a grant this client now holds, and keeps its lease renewed until released or lost. */
-    private void record(String id, int permits, long sentNanos) {
-        Grant grant = new Grant(id, Machinery.currentThreadId(), permits, meters.holdStarted());
+    /**
+     * Books a grant this client now holds, and keeps its lease renewed until released or lost.
+     *
+     * @param ofHandle whether a new handle will own it: then only the handle releases it
+     */
+    private Grant record(String id, int permits, long sentNanos, boolean ofHandle) {
+        Grant grant = new Grant(id, ofHandle ? -1 : Machinery.currentThreadId(), permits, ofHandle,
+                meters.holdStarted());
         books.lock();
         try {
             grants.add(grant);
@@ -372,19 +400,24 @@ final class RedisSemaphore implements DistributedSemaphore {
         } finally {
             books.unlock();
         }
+        return grant;
     }
 
     /**
      * Told by the watchdog that a grant's lease is gone or could not be renewed in time: its
      * permits are back in the pool, or will be when the lease runs out. The grant is given up in
      * Redis for good, so no later call of this client can revive it, and kept here as lost for
-     * the release that reaches it to report.
+     * the release that reaches it to report; a handle's grant leaves the books, since only its
+     * handle, which keeps it, can reach it.
      */
     private void lost(Grant grant, LostHold.Cause cause) {
         books.lock();
         try {
             grant.lost = cause;
             endHold(grant, false);
+            if (grant.ofHandle) {
+                grants.remove(grant);
+            }
             long lostGrants = grants.stream().filter(g -> g.lost != null).count();
             for (var it = grants.iterator(); lostGrants > MAX_LOST_GRANTS && it.hasNext(); ) {
                 if (it.next().lost != null) {
@@ -424,8 +457,11 @@ final class RedisSemaphore implements DistributedSemaphore {
                 have += grant.permits;
             }
             if (have < permits) {
+                int handles = permitsOfHandles();
                 throw new IllegalStateException(what("") + ": cannot release " + permits
-                        + " permits: this client holds " + have);
+                        + " permits: this client holds " + have
+                        + (handles > 0 ? " outside handles (its handles hold " + handles + " more, which only"
+                                + " PermitHandle.release() releases)" : ""));
             }
             int left = permits;
             for (Iterator<Grant> it = order.iterator(); left > 0 && it.hasNext(); ) {
@@ -454,7 +490,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             books.unlock();
         }
         if (keep.length() > 0) {
-            sendRelease(keep.toString());
+            sendRelease(keep.toString(), false);
         }
         if (lostCause != null) {
             throw new LostHoldException(name, lostCause, what("") + ": release of " + permits + " permits failed: "
@@ -474,7 +510,8 @@ final class RedisSemaphore implements DistributedSemaphore {
 
     /**
      * The grants a release by {@code threadId} takes from, in order: the thread's lost grants, its
-     * live ones, then other threads' lost grants and live ones, each in acquisition order.
+     * live ones, then other threads' lost grants and live ones, each in acquisition order. Never a
+     * handle's grant: that is its handle's to release.
      */
     private List<Grant> releaseOrder(long threadId) {
         List<Grant> order = new ArrayList<>(grants.size());
@@ -482,7 +519,7 @@ final class RedisSemaphore implements DistributedSemaphore {
             boolean own = pass < 2;
             boolean lost = pass % 2 == 0;
             for (Grant grant : grants) {
-                if ((grant.threadId == threadId) == own && (grant.lost != null) == lost) {
+                if (!grant.ofHandle && (grant.threadId == threadId) == own && (grant.lost != null) == lost) {
                     order.add(grant);
                 }
             }
@@ -490,12 +527,25 @@ final class RedisSemaphore implements DistributedSemaphore {
         return order;
     }
 
+    /** The live permits of this client's handles. Called under {@link #books}. */
+    private int permitsOfHandles() {
+        int held = 0;
+        for (Grant grant : grants) {
+            if (grant.ofHandle && grant.lost == null) {
+                held += grant.permits;
+            }
+        }
+        return held;
+    }
+
     /**
      * Sends a release that sets what each named grant keeps. Booked here already: if its reply does
      * not come it is retried (it is idempotent) until Redis answers or a lease has passed, and the
      * caller is told; a grant Redis no longer had was lost, and is reported so.
+     *
+     * @param ofHandle whether it releases a handle's grant (reported with thread id -1)
      */
-    private void sendRelease(String keep) {
+    private void sendRelease(String keep, boolean ofHandle) {
         Supplier<CompletionStage<List<Object>>> release = () -> machinery.scripts.run(Script.SEMAPHORE_RELEASE,
                 keys.forQueue(), keep);
         List<Object> reply;
@@ -512,7 +562,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         List<String> missing = SemaphoreReleaseReply.of(Script.SEMAPHORE_RELEASE, reply).missing();
         if (!missing.isEmpty()) {
             for (String grant : missing) {
-                machinery.listeners.report(new LostHold(name, KIND, threadOf(grant), -1, LostHold.Cause.GONE));
+                machinery.listeners.report(new LostHold(name, KIND, ofHandle ? -1 : threadOf(grant), -1,
+                        LostHold.Cause.GONE));
             }
             throw new LostHoldException(name, LostHold.Cause.GONE, what("") + ": release failed: Redis no longer"
                     + " had the permits of " + String.join(" ", missing) + ": "
@@ -523,6 +574,146 @@ final class RedisSemaphore implements DistributedSemaphore {
     /** The thread id inside a grant's name, {@code <client-id>:<thread-id>:<sequence>}. */
     private static long threadOf(String grant) {
         return Owner.parse(grant).threadId();
+    }
+
+    /* --------------- handles --------------- */
+
+    @Override
+    public PermitHandle acquirePermits(int permits) throws InterruptedException {
+        checkAtLeastOne(permits);
+        return acquireHandle(permits, Acquirer.FOREVER).orElseThrow();
+    }
+
+    @Override
+    public Optional<PermitHandle> tryAcquirePermits(int permits, Duration wait) throws InterruptedException {
+        checkAtLeastOne(permits);
+        return acquireHandle(permits, Acquirer.timeoutNanos(wait));
+    }
+
+    /** Waits for the permits as {@code acquire(permits)} does, booked as one grant of a new handle. */
+    private Optional<PermitHandle> acquireHandle(int permits, long timeoutNanos) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        machinery.checkOpen();
+        Grant[] granted = new Grant[1];
+        try {
+            meters.timed(() -> (granted[0] = waitForPermits(permits, timeoutNanos, true)) != null);
+        } catch (SynchronizerUnavailableException e) {
+            throw machinery.unlessClosed(e);
+        }
+        return Optional.ofNullable(granted[0]).map(Handle::new);
+    }
+
+    /**
+     * Ends a handle's grant, whose handle has just been marked released: in Redis if it is live,
+     * otherwise by throwing what it was lost for.
+     */
+    private void releaseHandle(Grant grant, String what) {
+        LostHold.Cause lostCause;
+        books.lock();
+        try {
+            grants.remove(grant);
+            lostCause = grant.lost;
+            // Stop renewing before the release reaches Redis, so the watchdog never mistakes it for a loss.
+            if (lostCause == null && !machinery.watchdog.unregister(grant.lease)) {
+                // Lost just now: the watchdog reports it and gives it up.
+                lostCause = Objects.requireNonNullElse(grant.lease.endedBecause(), LostHold.Cause.GONE);
+            }
+            if (lostCause == null) {
+                endHold(grant, true);
+            }
+        } finally {
+            books.unlock();
+        }
+        if (lostCause != null) {
+            throw new LostHoldException(name, lostCause, what("") + ": " + what + " of a handle's " + grant.permits
+                    + " permits failed: they were lost: " + LostHoldListeners.describe(lostCause));
+        }
+        sendRelease(grant.id + "=0", true);
+    }
+
+    /** Permits that belong to this object: see {@link PermitHandle}. */
+    private final class Handle implements PermitHandle {
+        private final Grant grant;
+        private final int permits;
+        /** Set once, by release() or close(): from then on the handle holds nothing. */
+        private final AtomicBoolean released = new AtomicBoolean();
+
+        Handle(Grant grant) {
+            this.grant = grant;
+            this.permits = grant.permits;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public int permits() {
+            return permits;
+        }
+
+        @Override
+        public boolean isHeld() {
+            // The watchdog ends the lease before it reports a loss.
+            return !released.get() && grant.lease.endedBecause() == null;
+        }
+
+        @Override
+        public void release() {
+            if (!tryClaimRelease()) {
+                throw new IllegalStateException(describe() + ": release() of a handle already released");
+            }
+            releaseHandle(grant, "release()");
+        }
+
+        @Override
+        public CompletionStage<Void> releaseAsync() {
+            try {
+                return CompletableFuture.runAsync(this::release, machinery.async);
+            } catch (RejectedExecutionException refused) {
+                // The client's own pool is shut down with the client: say so, as release() would.
+                try {
+                    machinery.checkOpen();
+                } catch (IllegalStateException closed) {
+                    return CompletableFuture.failedFuture(closed);
+                }
+                return CompletableFuture.failedFuture(refused);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (!released.get() && tryClaimRelease()) {
+                releaseHandle(grant, "close()");
+            }
+        }
+
+        /**
+         * Marks the handle released, once, after checking that the client is open, so that a
+         * release refused by a closed client changes nothing.
+         *
+         * @return false if it was released before
+         */
+        private boolean tryClaimRelease() {
+            if (released.get()) {
+                return false;
+            }
+            machinery.checkOpen();
+            return released.compareAndSet(false, true);
+        }
+
+        private String describe() {
+            return KIND + " '" + name + "' handle of " + permits + " permits";
+        }
+
+        @Override
+        public String toString() {
+            return "PermitHandle[" + KIND + " " + name + ", " + permits + " permits, "
+                    + (released.get() ? "released" : isHeld() ? "held" : "lost") + "]";
+        }
     }
 
     /* --------------- queries --------------- */
@@ -581,8 +772,9 @@ final class RedisSemaphore implements DistributedSemaphore {
                     lost += grant.permits;
                 }
             }
-            return "RedisSemaphore[" + name + ", held by this client: " + held + (lost > 0 ? ", lost: " + lost : "")
-                    + "]";
+            int handles = permitsOfHandles();
+            return "RedisSemaphore[" + name + ", held by this client: " + held
+                    + (handles > 0 ? " (" + handles + " by handles)" : "") + (lost > 0 ? ", lost: " + lost : "") + "]";
         } finally {
             books.unlock();
         }
@@ -599,6 +791,12 @@ final class RedisSemaphore implements DistributedSemaphore {
                 + permits + " > " + total);
     }
 
+    private static void checkAtLeastOne(int permits) {
+        if (permits < 1) {
+            throw new IllegalArgumentException("permits must be >= 1: " + permits);
+        }
+    }
+
     private static void checkNotNegative(String argument, int value) {
         if (value < 0) {
             throw new IllegalArgumentException(argument + " must be >= 0: " + value);
@@ -608,7 +806,10 @@ final class RedisSemaphore implements DistributedSemaphore {
     /** One acquisition's permits, counted in Redis under its own name. Guarded by {@link #books}. */
     private static final class Grant {
         final String id;
+        /** The acquiring thread, or -1 for a handle's grant. */
         final long threadId;
+        /** Whether a {@link PermitHandle} owns it: then only that handle releases it, all at once. */
+        final boolean ofHandle;
         int permits;
         Watchdog.Lease lease;
         /** Null while live; why it was lost, once the watchdog says so. */
@@ -618,10 +819,11 @@ final class RedisSemaphore implements DistributedSemaphore {
         /** Whether its hold has ended in the metrics. */
         boolean ended;
 
-        Grant(String id, long threadId, int permits, Object metric) {
+        Grant(String id, long threadId, int permits, boolean ofHandle, Object metric) {
             this.id = id;
             this.threadId = threadId;
             this.permits = permits;
+            this.ofHandle = ofHandle;
             this.metric = metric;
         }
     }

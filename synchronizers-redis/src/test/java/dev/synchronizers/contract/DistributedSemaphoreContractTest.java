@@ -6,12 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedSemaphore;
+import dev.synchronizers.PermitHandle;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Kind;
 import dev.synchronizers.fixture.LeakCheck;
 import dev.synchronizers.fixture.SpecContext;
 import dev.synchronizers.fixture.SynchronizerSpec;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -253,5 +256,76 @@ class DistributedSemaphoreContractTest {
         semaphore.release(3);
         other.release();
         assertEquals(4, semaphore.availablePermits());
+    }
+
+    /* --------------- permit handles --------------- */
+
+    /** PermitHandle: "any thread may release them"; released, they are free for every client. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquirePermits_releasedByAnotherThread_freesThemForAnotherClient(DistributedSemaphore semaphore,
+            SpecContext context) throws Exception {
+        semaphore.trySetPermits(2);
+        PermitHandle handle = semaphore.acquirePermits(2);
+        assertEquals(2, handle.permits());
+        assertTrue(handle.isHeld());
+        DistributedSemaphore other = context.inOtherClient();
+        assertFalse(other.tryAcquire());
+        Background.start("releaser", () -> {
+            handle.release();
+            return null;
+        }).get();
+        assertFalse(handle.isHeld());
+        assertTrue(other.tryAcquire(2));
+        other.release(2);
+    }
+
+    /** release(permits): "Permits held by a PermitHandle ... are neither released nor counted, and only the handle releases them." */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void release_ofTheSemaphore_neverReleasesAHandlesPermits(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        semaphore.trySetPermits(3);
+        PermitHandle handle = semaphore.acquirePermits(1);
+        semaphore.acquire();
+        assertThrows(IllegalStateException.class, () -> semaphore.release(2));
+        semaphore.release();
+        assertThrows(IllegalStateException.class, semaphore::release);
+        assertEquals(2, semaphore.availablePermits(), "the handle still holds its permit");
+        handle.release();
+        assertThrows(IllegalStateException.class, handle::release, "release() twice");
+        handle.close();   // does nothing once released
+        assertEquals(3, semaphore.availablePermits());
+    }
+
+    /** tryAcquirePermits(permits, wait): "Duration.ZERO (or less) tries once"; empty, and no place left behind. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void tryAcquirePermits_zeroWhileTaken_isEmptyAndLeavesNoTrace(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        semaphore.trySetPermits(1);
+        DistributedSemaphore other = context.inOtherClient();
+        other.acquire();
+        assertEquals(Optional.empty(), semaphore.tryAcquirePermits(1, Duration.ZERO));
+        assertEquals(0, context.redis().exists(context.queueKey()), "no place left in the queue");
+        other.release();
+        PermitHandle handle = semaphore.tryAcquirePermits(1, Duration.ZERO).orElseThrow();
+        handle.close();
+        assertEquals(1, semaphore.availablePermits());
+    }
+
+    /** acquirePermits(): "IllegalArgumentException if permits is below 1, or exceeds the total"; null wait: NPE; nothing changes. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquirePermits_badArguments_throwAndChangeNothing(DistributedSemaphore semaphore, SpecContext context) {
+        semaphore.trySetPermits(2);
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class, () -> semaphore.acquirePermits(0));
+        assertTrue(zero.getMessage().contains("permits"), zero.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> semaphore.tryAcquirePermits(-1, Duration.ZERO));
+        assertThrows(NullPointerException.class, () -> semaphore.tryAcquirePermits(1, null));
+        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class,
+                () -> semaphore.acquirePermits(3));
+        assertTrue(tooMany.getMessage().contains("3") && tooMany.getMessage().contains("2"), tooMany.getMessage());
+        assertEquals(2, semaphore.availablePermits());
     }
 }
