@@ -2,6 +2,7 @@ package dev.synchronizers;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -209,4 +210,24 @@ public interface DistributedSemaphore {
      * @throws IllegalStateException if the client is closed
      */
     Optional<PermitHandle> tryAcquirePermits(int permits, Duration wait) throws InterruptedException;
+
+    /**
+     * Acquires {@code permits} permits as a new {@link PermitHandle} without blocking the caller:
+     * the returned stage completes with the handle once the permits are this client's, as
+     * {@link #acquirePermits(int)} would return it. The acquisition waits in the semaphore's queue
+     * as {@code acquirePermits} would; no thread is parked per pending acquisition. The stage
+     * completes on the client's async executor, never on a network thread.
+     *
+     * <p>Cancelling the stage before it completes withdraws the acquisition (it leaves the queue);
+     * permits granted anyway are given back. Closing the client fails pending stages with
+     * {@link IllegalStateException}; a store that cannot be reached fails the stage with
+     * {@link SynchronizerUnavailableException}; more permits than the semaphore's total fail it with
+     * {@link IllegalArgumentException}.
+     *
+     * @param permits how many permits, at least 1
+     * @return a stage completed with the handle
+     * @throws IllegalArgumentException if {@code permits} is less than 1
+     * @throws IllegalStateException if the client is closed
+     */
+    CompletionStage<PermitHandle> acquirePermitsAsync(int permits);
 }

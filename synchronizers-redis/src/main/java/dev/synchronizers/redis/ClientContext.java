@@ -6,7 +6,9 @@ import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -96,6 +98,24 @@ class ClientContext {
         } else {
             this.ownPool = null;
             this.async = async;
+        }
+    }
+
+    /**
+     * Runs {@code task} on the async executor and returns its stage: completed as the task returns
+     * or throws. A closed client, whose own pool refuses tasks, gets a stage failed with the closed
+     * client's {@link IllegalStateException}, as the task itself would fail.
+     */
+    final CompletableFuture<Void> runAsync(Runnable task) {
+        try {
+            return CompletableFuture.runAsync(task, async);
+        } catch (RejectedExecutionException refused) {
+            try {
+                checkOpen();
+            } catch (IllegalStateException closed) {
+                return CompletableFuture.failedFuture(closed);
+            }
+            return CompletableFuture.failedFuture(refused);
         }
     }
 

@@ -305,12 +305,12 @@ final class RedisLock implements DistributedLock {
 
     @Override
     public Optional<LockHandle> tryAcquire(Duration wait) throws InterruptedException {
-        return acquireHandle(waitNanos(wait), 0);
+        return acquireHandle(Acquirer.timeoutNanos(wait), 0);
     }
 
     @Override
     public Optional<LockHandle> tryAcquire(Duration wait, Duration lease) throws InterruptedException {
-        long waitNanos = waitNanos(wait);
+        long waitNanos = Acquirer.timeoutNanos(wait);
         return acquireHandle(waitNanos, fixedLease(lease));
     }
 
@@ -327,19 +327,6 @@ final class RedisLock implements DistributedLock {
             throw new IllegalArgumentException("lease must be at least 1 ms and at most 3650 days: " + lease);
         }
         return backend.fixedLeaseMillis(millis, TimeUnit.MILLISECONDS);
-    }
-
-    /** A wait as nanoseconds: a negative one is none, one too long to count is for ever. */
-    private static long waitNanos(Duration wait) {
-        Objects.requireNonNull(wait, "wait");
-        if (wait.isNegative()) {
-            return 0;
-        }
-        try {
-            return Math.min(wait.toNanos(), Acquirer.FOREVER - 1);
-        } catch (ArithmeticException tooLong) {
-            return Acquirer.FOREVER - 1;
-        }
     }
 
     /**
@@ -400,7 +387,7 @@ final class RedisLock implements DistributedLock {
 
     @Override
     public CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait) {
-        long waitNanos = waitNanos(wait);
+        long waitNanos = Acquirer.timeoutNanos(wait);
         return asyncLine.submit(waitNanos, Optional.empty(), timeout -> acquireHandle(Math.max(0, timeout), 0),
                 acquired -> acquired.ifPresent(LockHandle::close));
     }
@@ -532,7 +519,7 @@ final class RedisLock implements DistributedLock {
 
         @Override
         public CompletionStage<Void> releaseAsync() {
-            return CompletableFuture.runAsync(this::release, context.async);
+            return context.runAsync(this::release);
         }
 
         @Override

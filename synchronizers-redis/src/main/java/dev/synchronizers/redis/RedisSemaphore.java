@@ -25,9 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
@@ -90,6 +88,8 @@ final class RedisSemaphore implements DistributedSemaphore {
     private final SemaphoreKeys keys;
     private final Machinery machinery;
     private final Acquirer acquirer;
+    /** This client's pending async acquisitions of this semaphore, waited for one at a time. */
+    private final AsyncLine asyncLine;
     private final SynchronizerMeters meters;
     /** Guards {@link #grants}, never around a Redis call. */
     private final ReentrantLock books = new ReentrantLock();
@@ -102,6 +102,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         this.machinery = machinery;
         this.meters = machinery.metrics.synchronizer(KIND, name);
         this.acquirer = new Acquirer(machinery, keys.wakeups(), false, meters);
+        this.asyncLine = new AsyncLine(machinery, KIND + " '" + name + "'");
     }
 
     @Override
@@ -590,6 +591,20 @@ final class RedisSemaphore implements DistributedSemaphore {
         return acquireHandle(permits, Acquirer.timeoutNanos(wait));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>This client's async acquisitions of one semaphore object are waited for one at a time, in
+     * the order they were made, by one thread of the client's however many are pending; each takes
+     * its turn in the semaphore's queue as a blocking {@code acquirePermits} would.
+     */
+    @Override
+    public CompletionStage<PermitHandle> acquirePermitsAsync(int permits) {
+        checkAtLeastOne(permits);
+        return asyncLine.<PermitHandle>submit(Acquirer.FOREVER, null,
+                timeout -> acquireHandle(permits, Acquirer.FOREVER).orElseThrow(), PermitHandle::close);
+    }
+
     /** Waits for the permits as {@code acquire(permits)} does, booked as one grant of a new handle. */
     private Optional<PermitHandle> acquireHandle(int permits, long timeoutNanos) throws InterruptedException {
         if (Thread.interrupted()) {
@@ -671,17 +686,7 @@ final class RedisSemaphore implements DistributedSemaphore {
 
         @Override
         public CompletionStage<Void> releaseAsync() {
-            try {
-                return CompletableFuture.runAsync(this::release, machinery.async);
-            } catch (RejectedExecutionException refused) {
-                // The client's own pool is shut down with the client: say so, as release() would.
-                try {
-                    machinery.checkOpen();
-                } catch (IllegalStateException closed) {
-                    return CompletableFuture.failedFuture(closed);
-                }
-                return CompletableFuture.failedFuture(refused);
-            }
+            return machinery.runAsync(this::release);
         }
 
         @Override

@@ -19,9 +19,11 @@ import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -56,6 +58,57 @@ class PermitHandleTest {
     private RedisSynchronizers client() {
         return opened.add(RedisSynchronizers.builder().uri(redis.server().uri()).keyPrefix(prefix)
                 .lostHoldListener(lost::add).build());
+    }
+
+    /* --------------- async --------------- */
+
+    /**
+     * 100 pending acquirePermitsAsync(1) of one client on a semaphore of one permit, each
+     * incrementing a plain counter and releasing: no update is lost, all complete, none on a
+     * network thread.
+     */
+    @Test
+    void acquirePermitsAsync_100PendingOnOnePermit_excludeEachOther_allComplete() throws Exception {
+        DistributedSemaphore semaphore = client().semaphore(name);
+        assertTrue(semaphore.trySetPermits(1));
+        PermitHandle blocker = semaphore.acquirePermits(1);
+        int[] counter = {0};
+        List<CompletableFuture<String>> done = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            done.add(semaphore.acquirePermitsAsync(1).thenApply(handle -> {
+                int seen = counter[0];
+                counter[0] = seen + 1;   // a lost update if two held the one permit at once
+                handle.release();
+                return Thread.currentThread().getName();
+            }).toCompletableFuture());
+        }
+
+        blocker.release();
+
+        for (CompletableFuture<String> each : done) {
+            assertTrue(each.get(60, TimeUnit.SECONDS).contains("-async-"), "completed on the client's executor");
+        }
+        assertEquals(100, counter[0]);
+        assertEquals(1, semaphore.availablePermits());
+    }
+
+    @Test
+    void acquirePermitsAsync_cancelled_withdraws_andCloseFailsTheRest() throws Exception {
+        DistributedSemaphore other = client().semaphore(name);
+        assertTrue(other.trySetPermits(1));
+        PermitHandle held = other.acquirePermits(1);
+        RedisSynchronizers client = client();
+        CompletableFuture<PermitHandle> cancelled = client.semaphore(name).acquirePermitsAsync(1).toCompletableFuture();
+        CompletableFuture<PermitHandle> pending = client.semaphore(name).acquirePermitsAsync(1).toCompletableFuture();
+        assertTrue(cancelled.cancel(true));
+
+        client.close();
+
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> pending.get(30, TimeUnit.SECONDS));
+        assertTrue(failed.getCause() instanceof IllegalStateException, failed.getCause().toString());
+        held.release();
+        assertEquals(1, other.availablePermits(), "nothing taken by the withdrawn or failed acquisitions");
+        assertThrows(IllegalArgumentException.class, () -> other.acquirePermitsAsync(0));
     }
 
     /* --------------- ownership --------------- */
