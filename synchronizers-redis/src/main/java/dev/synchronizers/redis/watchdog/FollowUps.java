@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class FollowUps {
 
-    private static final Logger log = LoggerFactory.getLogger(FollowUps.class);
+    /** The watchdog's category, in which users may already tune its messages. */
+    private static final Logger log = LoggerFactory.getLogger(Watchdog.class);
 
     private final Recorder recorder;
     private final Executor thread;

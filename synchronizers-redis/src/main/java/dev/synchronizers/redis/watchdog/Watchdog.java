@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -21,7 +20,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -75,14 +73,8 @@ public final class Watchdog implements AutoCloseable {
     private final Duration timeout;
     private final Recorder recorder;
     private final ToIntFunction<String> batchGroup;
-    /**
-     * With replica acknowledgement: the side connection's scripts, which write one renewed lease
-     * again after a tick, the WAIT that follows that write there, and whether its answer meets the
-     * requirement; null without.
-     */
+    /** With replica acknowledgement, the check of each tick's renewals; null without. */
     private volatile RenewalAcks renewalAcks;
-    /** Whether a tick's acknowledgement check is still under way: the next tick then sends none. */
-    private final AtomicBoolean checkingAcks = new AtomicBoolean();
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ScheduledExecutorService scheduler;
@@ -206,7 +198,7 @@ public final class Watchdog implements AutoCloseable {
      */
     public void acknowledgeRenewals(ScriptRegistry sideScripts, Supplier<CompletionStage<Long>> wait,
             LongPredicate met) {
-        this.renewalAcks = new RenewalAcks(sideScripts, wait, met);
+        this.renewalAcks = new RenewalAcks(sideScripts, wait, met, recorder);
     }
 
     /**
@@ -291,13 +283,13 @@ public final class Watchdog implements AutoCloseable {
                         key -> new ArrayList<>()).add(lease);
             }
         }
-        List<Batch> batches = new ArrayList<>();
+        List<RenewalBatch> batches = new ArrayList<>();
         // Every call of the tick is sent before any reply is awaited: the calls to one node share
         // its connection's round trip, so a tick costs about one round trip per node.
         due.forEach((key, list) -> {
             for (int from = 0; from < list.size(); from += BATCH) {
                 List<Lease> chunk = list.subList(from, Math.min(list.size(), from + BATCH));
-                batches.add(new Batch(chunk, send(key.script(), chunk)));
+                batches.add(RenewalBatch.send(scripts, key.script(), chunk, leaseMillis));
             }
         });
         // One deadline for every reply of the tick, all sent by now: a tick in which Redis does not
@@ -306,10 +298,10 @@ public final class Watchdog implements AutoCloseable {
         int[] renewedAndFailed = new int[2];
         String failure = null;
         Lease lastRenewed = null;
-        for (Batch batch : batches) {
+        for (RenewalBatch batch : batches) {
             String why = settle(batch, now, renewedAndFailed, deadline);
             failure = failure == null ? why : failure;
-            for (Lease lease : batch.leases) {
+            for (Lease lease : batch.leases()) {
                 if (lease.renewedNanos == now) {
                     lastRenewed = lease;
                 }
@@ -318,42 +310,10 @@ public final class Watchdog implements AutoCloseable {
         logOutcome(renewedAndFailed, failure);
         RenewalAcks acks = renewalAcks;
         if (acks != null && lastRenewed != null) {
-            checkAcks(acks, lastRenewed, renewedAndFailed[0]);
+            Script script = lastRenewed.renewal.script();
+            acks.check(script, RenewalBatch.Call.of(script, List.of(lastRenewed), leaseMillis), renewedAndFailed[0]);
         }
         return renewedAndFailed;
-    }
-
-    /**
-     * Writes {@code lease}, renewed by this tick, once more on the side connection and waits there
-     * for the replicas, in the background; reports the tick if fewer acknowledged than asked.
-     */
-    private void checkAcks(RenewalAcks acks, Lease lease, int renewed) {
-        if (!checkingAcks.compareAndSet(false, true)) {
-            return;
-        }
-        Script script = lease.renewal.script();
-        Item item = item(script, List.of(lease));
-        CompletionStage<ScriptRegistry.Followed<List<Object>>> checked;
-        try {
-            checked = acks.scripts.runFollowedBy(script, item.keys, item.args, acks.waitCall);
-        } catch (RuntimeException e) {
-            checkingAcks.set(false);
-            throw e;
-        }
-        checked.whenComplete((both, failure) -> {
-            checkingAcks.set(false);
-            if (failure != null) {
-                recorder.replicaAcksShort("renew");
-                log.warn("watchdog could not learn how many replicas have its renewals: {}", failure.getMessage());
-            } else if (RenewReply.of(script, both.reply(), 1).outcome(0) != RenewReply.Outcome.RENEWED) {
-                // The lease ended meanwhile: nothing was written again, and the WAIT proves nothing.
-                log.debug("watchdog could not check its renewals' replicas this tick: the lease it wrote again ended");
-            } else if (!acks.met.test(both.followUp())) {
-                recorder.replicaAcksShort("renew");
-                log.warn("watchdog renewed {} leases, but only {} replicas acknowledged them: a failover now could"
-                        + " forget them", renewed, both.followUp());
-            }
-        });
     }
 
     /** Warns at the first tick of a run in which renewals get no answer; says when they get one again. */
@@ -375,86 +335,27 @@ public final class Watchdog implements AutoCloseable {
         }
     }
 
-    /**
-     * Sends one call that renews {@code chunk}; its answer holds, per item, its
-     * {@link RenewReply.Outcome}. On a cluster, a call of several items that a slot migration
-     * refuses with {@code TRYAGAIN} (its keys split between the slot's old and new master) is sent
-     * again item by item at once: each item alone is served, by the old master or through
-     * {@code ASK} by the new one. The answer then holds, per item, its outcome or an
-     * {@link ItemFailure}.
-     */
-    private CompletionStage<List<Object>> send(Script script, List<Lease> chunk) {
-        Item items = item(script, chunk);
-        if (chunk.size() == 1) {
-            return scripts.<List<Object>>run(script, items.keys, items.args)
-                    .thenApply(reply -> List.of(RenewReply.of(script, reply, 1).outcome(0)));
-        }
-        CompletionStage<List<Object>> whole = scripts.runBatch(script, items.keys, items.args);
-        return whole.handle((reply, failure) -> {
-            if (failure == null) {
-                return CompletableFuture.<List<Object>>completedFuture(
-                        new ArrayList<>(RenewReply.of(script, reply, chunk.size()).outcomes()));
-            }
-            if (!ScriptRegistry.tryAgain(failure)) {
-                return CompletableFuture.<List<Object>>failedFuture(failure);
-            }
-            log.debug("watchdog: a renewal call of {} leases was refused during a slot migration ({}); renewing them"
-                    + " one by one", chunk.size(), failure.getMessage());
-            return oneByOne(script, chunk);
-        }).thenCompose(stage -> stage);
-    }
-
-    /** Renews each lease of {@code chunk} with a call of its own; a call that fails gives an {@link ItemFailure}. */
-    private CompletionStage<List<Object>> oneByOne(Script script, List<Lease> chunk) {
-        List<CompletableFuture<Object>> each = new ArrayList<>();
-        for (Lease lease : chunk) {
-            Item item = item(script, List.of(lease));
-            CompletionStage<List<Object>> reply = scripts.run(script, item.keys, item.args);
-            each.add(reply.handle((renewed, failure) -> failure == null
-                    ? (Object) RenewReply.of(script, renewed, 1).outcome(0)
-                    : new ItemFailure(failure)).toCompletableFuture());
-        }
-        return CompletableFuture.allOf(each.toArray(new CompletableFuture<?>[0]))
-                .thenApply(ignored -> {
-                    List<Object> replies = new ArrayList<>();
-                    each.forEach(future -> replies.add(future.join()));
-                    return replies;
-                });
-    }
-
-    /** The keys and arguments of one call of {@code script} that renews {@code chunk}. */
-    private Item item(Script script, List<Lease> chunk) {
-        String[] keys = new String[chunk.size() * script.keysPerItem];
-        String[] args = new String[1 + chunk.size() * script.argsPerItem];
-        args[0] = Long.toString(leaseMillis);
-        for (int i = 0; i < chunk.size(); i++) {
-            Lease lease = chunk.get(i);
-            System.arraycopy(lease.renewal.keys(), 0, keys, i * script.keysPerItem, script.keysPerItem);
-            System.arraycopy(lease.renewal.itemArgs(), 0, args, 1 + i * script.argsPerItem, script.argsPerItem);
-        }
-        return new Item(keys, args);
-    }
-
     private static Duration untilDeadline(long deadline) {
         return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     }
 
     /** Settles one batch's renewals; returns why Redis did not answer for some, or null if it did for all. */
-    private String settle(Batch batch, long tickStart, int[] renewedAndFailed, long deadline) {
+    private String settle(RenewalBatch batch, long tickStart, int[] renewedAndFailed, long deadline) {
+        List<Lease> leases = batch.leases();
         List<Object> renewed;
         try {
-            renewed = Replies.await(batch.reply, untilDeadline(deadline), "renew " + batch.leases.size() + " leases");
+            renewed = Replies.await(batch.answer(), untilDeadline(deadline), "renew " + leases.size() + " leases");
         } catch (RuntimeException e) {
-            for (Lease lease : batch.leases) {
+            for (Lease lease : leases) {
                 unanswered(lease);
             }
-            renewedAndFailed[1] += batch.leases.size();
+            renewedAndFailed[1] += leases.size();
             return e.getMessage();
         }
         String failure = null;
-        for (int i = 0; i < batch.leases.size(); i++) {
-            Lease lease = batch.leases.get(i);
-            if (renewed.get(i) instanceof ItemFailure itemFailure) {
+        for (int i = 0; i < leases.size(); i++) {
+            Lease lease = leases.get(i);
+            if (renewed.get(i) instanceof RenewalBatch.ItemFailure itemFailure) {
                 // Sent one by one after a slot migration refused the batch, and this one failed.
                 unanswered(lease);
                 renewedAndFailed[1]++;
@@ -565,21 +466,6 @@ public final class Watchdog implements AutoCloseable {
             }
             return null;
         }
-    }
-
-    private record Batch(List<Lease> leases, CompletionStage<List<Object>> reply) {
-    }
-
-    /** In a batch's reply, in place of an item's answer: the item's own call failed. */
-    private record ItemFailure(Throwable failure) {
-    }
-
-    /** The keys and arguments of one renewal call. */
-    private record Item(String[] keys, String[] args) {
-    }
-
-    /** How a tick's renewals are checked for replica acknowledgement; see {@link #acknowledgeRenewals}. */
-    private record RenewalAcks(ScriptRegistry scripts, Supplier<CompletionStage<Long>> waitCall, LongPredicate met) {
     }
 
     /** The leases one renewal call may take: those of one renew script and one batch group. */
