@@ -12,6 +12,7 @@ import dev.synchronizers.DistributedReadWriteLock;
 import dev.synchronizers.LockHandle;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
+import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
@@ -136,7 +137,7 @@ class LockHandleTest {
     /* --------------- verify, extend, releaseAfter --------------- */
 
     @Test
-    void verify_afterAnotherClientForcedIt_isFalse_andReportsItLostAtOnce() {
+    void verify_afterAnotherClientForcedIt_isFalse_andReportsItLostAtOnce() throws Exception {
         DistributedLock lock = client().lock(name);
         LockHandle handle = acquire(lock);
         assertTrue(handle.verify());
@@ -145,8 +146,9 @@ class LockHandleTest {
 
         assertFalse(handle.verify());
         assertFalse(handle.isHeld());
-        LostHold reported = lost.poll();
-        assertTrue(reported != null, "told at once, not at the next renewal");
+        // Told at once (not at the next renewal), on the listener's executor: not necessarily yet.
+        LostHold reported = lost.poll(30, TimeUnit.SECONDS);
+        assertTrue(reported != null, "the listener is told");
         assertSame(handle, reported.handle());
         assertEquals(-1, reported.threadId());
         assertEquals(handle.fencingToken(), reported.fencingToken());
@@ -209,7 +211,9 @@ class LockHandleTest {
         handle.close();   // idempotent once released
 
         // The lease ending is what opens it: shorten it, as the server's clock would run it out.
+        // Until the key is gone, an attempt would find it and sleep for the rest of its 600 s.
         admin.pexpire(key, 1);
+        Await.until("the server expired " + key, () -> admin.exists(key) == 0);
         assertTrue(other.tryLock(30, TimeUnit.SECONDS), "free once the kept lease ran out");
         other.unlock();
     }
@@ -278,6 +282,7 @@ class LockHandleTest {
         assertTrue(admin.pttl(key) <= 600_000);
 
         admin.pexpire(key, 1);   // the server's clock runs it out
+        Await.until("the server expired " + key, () -> admin.exists(key) == 0);
         DistributedLock other = client().lock(name);
         assertTrue(other.tryLock(30, TimeUnit.SECONDS));
         other.unlock();
