@@ -440,9 +440,18 @@ final class QuorumLockBackend extends LockBackend {
         return null;
     }
 
+    /**
+     * Declares lost a hold that verify() found no quorum has. As with a hold lost at a renewal or
+     * an extend, what the nodes still have of it is given back, so that it does not stay there for
+     * a lease.
+     */
     @Override
     void declareLost(HoldLease lease, LostHold.Cause cause) {
-        ((QuorumLease) lease).declareLost(cause);
+        QuorumLease lost = (QuorumLease) lease;
+        for (RedlockNode node : redlock.nodes) {
+            lost.releaseOn(node.index());
+        }
+        lost.declareLost(cause);
     }
 
     /* --------------- release --------------- */

@@ -32,7 +32,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link LockHandle}: holds that belong to an object rather than a thread, on one standalone
- * server. The same contract on a quorum of servers is {@code QuorumLockBackendTest}'s handle tests.
+ * server. The handle contract on every kind and topology is in {@code DistributedLockContractTest};
+ * a quorum whose nodes do not answer or lost the hold, in {@code RedlockHandleTest}.
  */
 @Tag("redis")
 @ExtendWith(SynchronizersExtension.class)
