@@ -19,11 +19,15 @@ import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -308,6 +312,54 @@ class LockHandleTest {
         assertTrue(taken[0].verify(), "not abandoned with its thread");
         assertNull(lost.poll());
         taken[0].release();
+    }
+
+    /* --------------- virtual threads --------------- */
+
+    /**
+     * 10,000 virtual threads take one name through acquire(), each increments a plain counter under
+     * its handle and releases it: all complete, no update is lost, and the tokens follow the order
+     * of the increments. Runs on JDK 21 and later (the build targets 17, so the virtual thread
+     * factory is looked up reflectively); .ci/run runs it on the newest JDK installed.
+     */
+    @Test
+    void acquire_10000VirtualThreadsOnOneName_noLostUpdate() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
+        Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+        ThreadFactory factory = (ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory")
+                .invoke(builder);
+        DistributedLock lock = client().lock(name);
+        int threads = 10_000;
+        int[] counter = new int[1];   // plain: read and written in two steps, only the lock orders them
+        long[] tokens = new long[threads];
+        CountDownLatch done = new CountDownLatch(threads);
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            factory.newThread(() -> {
+                try {
+                    LockHandle handle = lock.acquire();
+                    try {
+                        int seen = counter[0];
+                        tokens[seen] = handle.fencingToken();
+                        counter[0] = seen + 1;
+                    } finally {
+                        handle.release();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                } finally {
+                    done.countDown();
+                }
+            }).start();
+        }
+        assertTrue(done.await(120, TimeUnit.SECONDS), "all virtual threads finished: " + done.getCount() + " left");
+        assertTrue(failures.isEmpty(), failures.size() + " failed, the first: " + failures.stream().findFirst());
+        assertEquals(threads, counter[0], "no lost update");
+        for (int i = 1; i < threads; i++) {
+            assertTrue(tokens[i] > tokens[i - 1], "tokens in the order of the holds at " + i);
+        }
+        assertFalse(lock.isLocked());
+        assertNull(lost.poll(), "nothing lost");
     }
 
     /* --------------- read-write locks, bad input --------------- */
