@@ -708,6 +708,27 @@ class DistributedLockContractTest {
         assertTrue(context.lostHolds().isEmpty(), "let go, not lost: " + context.lostHolds());
     }
 
+    /**
+     * releaseAfter(): the shortest keepClosedFor (1 ms) lets the hold go without a loss: it returns
+     * normally ("LostHoldException if the hold was lost (the store no longer had it)" does not
+     * apply: the store had it), nothing is reported, and the lock then frees itself.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec
+    void releaseAfter_oneMillisecond_letsGoWithoutALoss_andTheLockFreesItself(DistributedLock lock,
+            SpecContext context) throws Exception {
+        LockHandle handle = lock.acquire();
+
+        handle.releaseAfter(Duration.ofMillis(1));
+
+        assertFalse(handle.isHeld());
+        DistributedLock excluded = context.excludedInOtherClient();
+        assertTrue(excluded.tryLock(30, TimeUnit.SECONDS), "free once the kept millisecond ran out");
+        assertTrue(excluded.fencingToken() > handle.fencingToken());
+        excluded.unlock();
+        assertTrue(context.lostHolds().isEmpty(), "let go, not lost: " + context.lostHolds());
+    }
+
     /* --------------- handles: release, close, leases, threads --------------- */
 
     /**

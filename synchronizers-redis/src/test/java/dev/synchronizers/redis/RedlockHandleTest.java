@@ -12,9 +12,12 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.testkit.FaultProxy;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -66,6 +69,37 @@ class RedlockHandleTest extends RedlockTestBase {
         assertTrue(other.tryLock(), "free on every node once released");
         other.unlock();
         assertTrue(lost.isEmpty(), "released, not lost: " + lost);
+    }
+
+    /* --------------- releaseAfter --------------- */
+
+    /**
+     * releaseAfter() whose answers come after the time it keeps the lock closed is over: the nodes
+     * had the hold and set the kept lease, so it returns normally and nothing is reported; the lock
+     * then frees itself. (A hold that needed its answers within that time was declared lost, given
+     * back on every node and reported.)
+     */
+    @Test
+    void releaseAfter_quorumAnswersAfterTheKeptTimeIsOver_letsGoWithoutALoss() throws Exception {
+        Redlock client = proxied(LEASE);
+        LockHandle handle = client.lock(name).acquire();
+        Await.until("every node holds it", () -> ownerOn(0) != null && ownerOn(1) != null && ownerOn(2) != null);
+        proxies.forEach(FaultProxy::holdReplies);
+
+        Background<Void> letGo = Background.start("releaseAfter", () -> {
+            handle.releaseAfter(Duration.ofMillis(100));
+            return null;
+        });
+        // Every node set the kept lease, and it is over there: their answers, held, come after it.
+        Await.until("the kept lease ran out on every node", () -> REDIS.stream().allMatch(redis -> redis.exists(lockKey()) == 0));
+        proxies.forEach(FaultProxy::pass);
+
+        letGo.get();
+        assertFalse(handle.isHeld());
+        DistributedLock other = direct().lock(name);
+        assertTrue(other.tryLock(30, TimeUnit.SECONDS), "free once the kept lease ran out");
+        other.unlock();
+        assertTrue(lost.isEmpty(), "let go, not lost: " + lost);
     }
 
     /* --------------- the hold gone from two nodes of three --------------- */
