@@ -17,6 +17,7 @@ import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.testkit.RedisExtension;
+import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
@@ -256,15 +257,26 @@ class LockHandleTest {
 
     @Test
     void releaseAsync_releases_onTheClientsExecutor() throws Exception {
-        DistributedLock lock = client().lock(name);
-        LockHandle handle = acquire(lock);
+        RedisServer server = redis.startManaged();
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lostHoldListener(lost::add).build());
+        LockHandle handle = acquire(client.lock(name));
         Thread[] ranOn = new Thread[1];
 
-        handle.releaseAsync().thenRun(() -> ranOn[0] = Thread.currentThread()).toCompletableFuture()
-                .get(30, TimeUnit.SECONDS);
+        // The server answers nothing until the dependent action is attached: a stage completed
+        // before that would run it on this thread, which would tell nothing.
+        server.pause();
+        CompletableFuture<Void> released;
+        try {
+            released = handle.releaseAsync().thenRun(() -> ranOn[0] = Thread.currentThread()).toCompletableFuture();
+        } finally {
+            server.resume();
+        }
+        released.get(30, TimeUnit.SECONDS);
 
         assertTrue(ranOn[0].getName().contains("-async-"), "completed on the client's pool: " + ranOn[0]);
-        assertTrue(client().lock(name).tryLock());
+        assertTrue(client.lock(name).tryLock());
+        client.lock(name).unlock();
     }
 
     @Test
