@@ -103,6 +103,26 @@ abstract class LockBackend {
      */
     abstract HoldLease relet(Holds.Hold held, long millis, Consumer<LostHold.Cause> onLost);
 
+    /**
+     * Lets {@code held} go but keeps it in Redis for {@code millis} from now, after which it ends
+     * by itself ({@link dev.synchronizers.LockHandle#releaseAfter}): its lease here ends either way.
+     * One round trip (one per node, in parallel).
+     *
+     * @return true if Redis had it and keeps it closed; false if it was lost (its lease declared
+     *     lost, its {@code onLost} told)
+     * @throws dev.synchronizers.SynchronizerUnavailableException if Redis (a quorum) does not
+     *     answer; the hold keeps its lease then
+     */
+    boolean keepClosed(Holds.Hold held, long millis) {
+        HoldLease closed = relet(held, millis, cause -> { });
+        if (closed == null) {
+            return false;
+        }
+        // Kept closed until the fixed lease runs out in Redis; nothing to renew, nobody to wake.
+        endLease(closed);
+        return true;
+    }
+
     /** Ends {@code lease} as lost for {@code cause}, its {@code onLost} told, unless it had ended. */
     abstract void declareLost(HoldLease lease, LostHold.Cause cause);
 

@@ -410,13 +410,8 @@ final class QuorumLockBackend extends LockBackend {
     @Override
     HoldLease relet(Holds.Hold held, long millis, Consumer<LostHold.Cause> onLost) {
         QuorumLease old = (QuorumLease) held.lease;
-        String[] args = {Long.toString(millis), held.owner, Long.toString(held.token)};
         long sent = System.nanoTime();
-        Tally<List<Object>> set = new Tally<>(redlock.nodes.size(), redlock.quorum,
-                reply -> RenewReply.of(Script.REDLOCK_RENEW, reply, 1).outcome(0) == RenewReply.Outcome.RENEWED);
-        for (RedlockNode node : redlock.nodes) {
-            set.watch(node.index(), node.scripts().run(Script.REDLOCK_RENEW, keys.keysFor(Script.REDLOCK_RENEW), args));
-        }
+        Tally<List<Object>> set = setLease(held, millis);
         long validNanos = TimeUnit.MILLISECONDS.toNanos(millis - redlock.driftMillis(millis));
         set.await(sent + Math.min(context.timeout.toNanos(), validNanos));
         if (set.yes() >= redlock.quorum && System.nanoTime() - sent < validNanos) {
@@ -440,9 +435,53 @@ final class QuorumLockBackend extends LockBackend {
         return null;
     }
 
+    /**
+     * Sets the lease on every node at once, as {@link #relet} does, but needs no validity: the hold
+     * is let go, and each node's lease, begun when the call arrived there, keeps the lock closed for
+     * {@code millis} from the call at least. Closed once a quorum set it, however long that took;
+     * the nodes' leases here end (nothing is released).
+     */
+    @Override
+    boolean keepClosed(Holds.Hold held, long millis) {
+        QuorumLease old = (QuorumLease) held.lease;
+        Tally<List<Object>> set = setLease(held, millis);
+        set.await(System.nanoTime() + context.timeout.toNanos());
+        if (set.yes() >= redlock.quorum) {
+            return old.release();
+        }
+        if (set.answered() < redlock.quorum) {
+            throw unavailable("keep closed", set);
+        }
+        for (RedlockNode node : redlock.nodes) {
+            old.releaseOn(node.index());
+        }
+        old.declareLost(LostHold.Cause.GONE);
+        return false;
+    }
+
+    /** Sends every node the hold's new fixed lease (token-checked, as a renewal); the replies are tallied. */
+    private Tally<List<Object>> setLease(Holds.Hold held, long millis) {
+        String[] args = {Long.toString(millis), held.owner, Long.toString(held.token)};
+        Tally<List<Object>> set = new Tally<>(redlock.nodes.size(), redlock.quorum,
+                reply -> RenewReply.of(Script.REDLOCK_RENEW, reply, 1).outcome(0) == RenewReply.Outcome.RENEWED);
+        for (RedlockNode node : redlock.nodes) {
+            set.watch(node.index(), node.scripts().run(Script.REDLOCK_RENEW, keys.keysFor(Script.REDLOCK_RENEW), args));
+        }
+        return set;
+    }
+
+    /**
+     * Declares lost a hold that verify() found no quorum has. As with a hold lost at a renewal or
+     * an extend, what the nodes still have of it is given back, so that it does not stay there for
+     * a lease.
+     */
     @Override
     void declareLost(HoldLease lease, LostHold.Cause cause) {
-        ((QuorumLease) lease).declareLost(cause);
+        QuorumLease lost = (QuorumLease) lease;
+        for (RedlockNode node : redlock.nodes) {
+            lost.releaseOn(node.index());
+        }
+        lost.declareLost(cause);
     }
 
     /* --------------- release --------------- */

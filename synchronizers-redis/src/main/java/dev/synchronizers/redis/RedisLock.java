@@ -490,21 +490,19 @@ final class RedisLock implements DistributedLock {
                 unpin(hold, false);
                 throw RedisLock.this.lost(ended, "releaseAfter()");
             }
-            HoldLease closed;
+            boolean closed;
             try {
-                closed = backend.relet(hold, millis, cause -> { });
+                closed = backend.keepClosed(hold, millis);
             } catch (RuntimeException e) {
                 // Unknown whether it took: the hold ends with its current lease at the latest.
                 backend.endLease(hold.lease);
                 unpin(hold, false);
                 throw e;
             }
-            if (closed == null) {
+            if (!closed) {
                 unpin(hold, false);
                 throw RedisLock.this.lost(LostHold.Cause.GONE, "releaseAfter()");
             }
-            // Kept closed until the fixed lease runs out in Redis; nothing to renew, nobody to wake.
-            backend.endLease(closed);
             unpin(hold, true);
         }
 

@@ -3,19 +3,25 @@ package dev.synchronizers.contract;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LockHandle;
+import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Kind;
 import dev.synchronizers.fixture.LeakCheck;
 import dev.synchronizers.fixture.SpecContext;
 import dev.synchronizers.fixture.SynchronizerSpec;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -432,6 +438,415 @@ class DistributedLockContractTest {
         }
         assertEquals(threads * rounds, counter.value, "no lost update");
         assertEquals(1, maxInside.get(), "never two holders at once");
+        assertFalse(lock.isLocked());
+    }
+
+    /* --------------- handles: acquire and exclusion --------------- */
+
+    /**
+     * acquire(): "waiting as lockInterruptibly() does": a handle held in another client keeps it
+     * waiting, and its release, from a thread other than the one that took it, lets it in with a
+     * greater token.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(exclusive = true)
+    void acquire_heldByHandleInOtherClient_waitsUntilReleasedFromAnotherThread(DistributedLock lock,
+            SpecContext context) throws Exception {
+        LockHandle held = context.lockInOtherClient().acquire();
+        Background<Long> waiter = Background.start("waiter", () -> {
+            try (LockHandle handle = lock.acquire()) {
+                assertTrue(handle.isHeld());
+                return handle.fencingToken();
+            }
+        });
+        context.awaitRedisWaiter();
+        Background.start("releaser", () -> {
+            held.release();
+            return null;
+        }).get();
+        assertFalse(held.isHeld());
+        assertTrue(waiter.get() > held.fencingToken());
+        assertFalse(lock.isLocked());
+    }
+
+    /**
+     * LockHandle: "A handle hold is never reentrant: while a handle holds a name, another
+     * tryAcquire(Duration.ZERO) on it returns empty, from any thread" (and from any client).
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(exclusive = true)
+    void tryAcquire_zero_whileAHandleHolds_isEmptyFromAnyThreadAndClient(DistributedLock lock, SpecContext context)
+            throws Exception {
+        LockHandle first = lock.tryAcquire(Duration.ZERO).orElseThrow();
+        assertEquals(Optional.empty(), lock.tryAcquire(Duration.ZERO), "not reentrant on the thread that took it");
+        assertEquals(Optional.empty(), lock.tryAcquire(Duration.ZERO, Duration.ofSeconds(60)));
+        assertEquals(Optional.empty(), Background.start("other thread", () -> lock.tryAcquire(Duration.ZERO)).get());
+        DistributedLock other = context.lockInOtherClient();
+        assertEquals(Optional.empty(), other.tryAcquire(Duration.ZERO));
+        assertEquals(Optional.empty(), other.tryAcquire(Duration.ofMillis(200)), "a timed wait that ends empty");
+        assertTrue(first.verify(), "the failed tries left the holder alone");
+        first.release();
+        LockHandle next = other.tryAcquire(Duration.ZERO).orElseThrow();
+        assertTrue(next.fencingToken() > first.fencingToken());
+        next.release();
+    }
+
+    /**
+     * LockHandle: "a handle hold and a thread hold on one name exclude each other": a handle keeps
+     * out tryLock() on the thread that took it, on another thread and in another client.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(exclusive = true)
+    void tryLock_whileAHandleHolds_isFalseOnEveryThreadAndClient(DistributedLock lock, SpecContext context)
+            throws Exception {
+        LockHandle handle = lock.acquire();
+        assertFalse(lock.tryLock(), "the thread that took the handle holds nothing itself");
+        assertFalse(lock.isHeldByCurrentThread());
+        assertFalse(Background.start("other thread", lock::tryLock).get());
+        assertFalse(context.lockInOtherClient().tryLock());
+        assertThrows(IllegalMonitorStateException.class, lock::unlock, "the handle's hold is not the thread's");
+        assertTrue(handle.verify());
+        handle.release();
+        assertTrue(lock.tryLock());
+        lock.unlock();
+    }
+
+    /**
+     * LockHandle: "while a thread holds the name by lock(), tryAcquire(Duration.ZERO) returns empty,
+     * also on that thread"; DistributedLock.acquire(): IllegalMonitorStateException on that thread
+     * ("it would wait for itself").
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(exclusive = true)
+    void tryAcquire_whileAThreadHolds_isEmptyOnEveryThreadAndClient(DistributedLock lock, SpecContext context)
+            throws Exception {
+        lock.lock();
+        try {
+            assertEquals(Optional.empty(), lock.tryAcquire(Duration.ZERO), "the holding thread's own try");
+            assertThrows(IllegalMonitorStateException.class, lock::acquire);
+            assertEquals(1, lock.getHoldCount(), "the refused acquire() changed nothing");
+            assertEquals(Optional.empty(), Background.start("other thread", () -> lock.tryAcquire(Duration.ZERO)).get());
+            assertEquals(Optional.empty(), context.lockInOtherClient().tryAcquire(Duration.ZERO));
+        } finally {
+            lock.unlock();
+        }
+        LockHandle handle = context.lockInOtherClient().tryAcquire(Duration.ZERO).orElseThrow();
+        handle.release();
+    }
+
+    /**
+     * A read lock's handles: they share the lock with each other and with read holds of threads,
+     * and keep writers of every client out until the last of them is released.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.READ_LOCK)
+    void readLockHandles_shareWithReaders_andKeepWritersOut(DistributedLock lock, SpecContext context)
+            throws Exception {
+        LockHandle first = lock.acquire();
+        LockHandle second = context.lockInOtherClient().tryAcquire(Duration.ZERO).orElseThrow();
+        assertTrue(lock.tryLock(), "a thread's read hold shares with the handles");
+        lock.unlock();
+        DistributedLock writer = context.excludedInOtherClient();
+        assertFalse(writer.tryLock());
+        assertEquals(Optional.empty(), writer.tryAcquire(Duration.ZERO));
+        first.release();
+        assertEquals(Optional.empty(), writer.tryAcquire(Duration.ZERO), "one reader is left");
+        second.release();
+        LockHandle written = writer.tryAcquire(Duration.ZERO).orElseThrow();
+        assertTrue(written.fencingToken() > second.fencingToken());
+        written.release();
+    }
+
+    /** acquire(): "InterruptedException if interrupted while waiting; nothing is held then." */
+    @ParameterizedTest
+    @SynchronizerSpec(exclusive = true)
+    void acquire_interruptedWhileWaiting_throwsAndHoldsNothing(DistributedLock lock, SpecContext context)
+            throws Exception {
+        LockHandle held = context.lockInOtherClient().acquire();
+        Background<LockHandle> waiter = Background.start("waiter", lock::acquire);
+        context.awaitRedisWaiter();
+        Await.parked(waiter.thread());
+        waiter.thread().interrupt();
+        assertInstanceOf(InterruptedException.class, waiter.failure());
+        held.release();
+        assertFalse(lock.isLocked(), "the interrupted waiter left nothing taken");
+        LockHandle handle = lock.tryAcquire(Duration.ZERO).orElseThrow();
+        handle.release();
+    }
+
+    /* --------------- handles: fencing tokens --------------- */
+
+    /**
+     * LockHandle.fencingToken(): "greater than every token issued earlier for the name, to thread
+     * holds and handle holds alike", alternating handles and thread holds of two clients.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec
+    void fencingToken_handlesAndThreadHoldsAlternating_increase(DistributedLock lock, SpecContext context)
+            throws Exception {
+        DistributedLock other = context.lockInOtherClient();
+        long last = 0;
+        for (int i = 0; i < 16; i++) {
+            DistributedLock next = i % 2 == 0 ? lock : other;
+            long token;
+            if (i / 2 % 2 == 0) {
+                try (LockHandle handle = next.acquire()) {
+                    token = handle.fencingToken();
+                }
+            } else {
+                next.lock();
+                token = next.fencingToken();
+                next.unlock();
+            }
+            assertTrue(token > last, "token " + token + " after " + last + " at step " + i);
+            last = token;
+        }
+    }
+
+    /* --------------- handles: verify, extend, releaseAfter --------------- */
+
+    /**
+     * verify(): "A hold found gone is known lost from then on: the lost-hold listener is told at
+     * once"; the report names the handle (LostHold.handle()).
+     */
+    @ParameterizedTest
+    @SynchronizerSpec
+    void verify_afterOtherClientForcedIt_isFalseAndTheListenerIsToldOfTheHandle(DistributedLock lock,
+            SpecContext context) throws Exception {
+        LockHandle handle = lock.acquire();
+        assertTrue(handle.verify());
+        assertTrue(context.lockInOtherClient().forceUnlock());
+
+        assertFalse(handle.verify());
+        assertFalse(handle.isHeld());
+        assertFalse(handle.verify(), "known lost from then on");
+        LostHold reported = context.lostHolds().poll(30, TimeUnit.SECONDS);
+        assertTrue(reported != null, "the listener is told");
+        assertSame(handle, reported.handle());
+        assertEquals(LostHold.Cause.GONE, reported.cause());
+        assertEquals(handle.fencingToken(), reported.fencingToken());
+        assertEquals(context.name(), reported.name());
+        assertEquals(LostHold.Cause.GONE, assertThrows(LostHoldException.class, handle::release).lostCause());
+        handle.close();   // released (by the release() that threw): nothing more to do
+    }
+
+    /**
+     * extend(): "Gives the hold a fixed lease of lease from now ... the watchdog stops renewing it,
+     * and it ends when that lease runs out"; a handle whose fixed lease ran out is lost without a
+     * report, and its release() throws LostHoldException.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec
+    void extend_setsAFixedLease_andTheHoldEndsWithIt(DistributedLock lock, SpecContext context) throws Exception {
+        LockHandle handle = lock.acquire();
+
+        assertTrue(handle.extend(Duration.ofSeconds(600)));
+
+        LockSnapshot.Holder holder = lock.snapshot().holders().stream()
+                .filter(each -> each.fencingToken() == handle.fencingToken()).findFirst().orElseThrow();
+        assertEquals(LockSnapshot.Renewal.FIXED, holder.renewal());
+        assertTrue(holder.leaseRemainingMillis() > SpecContext.LEASE.toMillis(),
+                "the 600 s lease, not the watchdog's: " + holder.leaseRemainingMillis());
+        assertTrue(handle.verify());
+
+        assertTrue(handle.extend(Duration.ofSeconds(1)), "shortened to 1 s from now");
+        DistributedLock excluded = context.excludedInOtherClient();
+        LockHandle next = excluded.tryAcquire(Duration.ofSeconds(30)).orElseThrow(
+                () -> new AssertionError("free once the extended lease ran out"));
+        assertTrue(next.fencingToken() > handle.fencingToken());
+        assertFalse(handle.isHeld());
+        assertEquals(LostHold.Cause.LEASE_EXPIRED, assertThrows(LostHoldException.class, handle::release).lostCause());
+        next.release();
+        assertTrue(context.lostHolds().isEmpty(), "a fixed lease that ran out is not reported: " + context.lostHolds());
+    }
+
+    /** extend(): "false if it was lost (now or before)"; the loss is reported with the handle. */
+    @ParameterizedTest
+    @SynchronizerSpec
+    void extend_afterOtherClientForcedIt_isFalseAndReported(DistributedLock lock, SpecContext context)
+            throws Exception {
+        LockHandle handle = lock.acquire();
+        assertTrue(context.lockInOtherClient().forceUnlock());
+
+        assertFalse(handle.extend(Duration.ofSeconds(60)));
+
+        assertFalse(handle.isHeld());
+        assertFalse(handle.extend(Duration.ofSeconds(60)), "lost before");
+        LostHold reported = context.lostHolds().poll(30, TimeUnit.SECONDS);
+        assertTrue(reported != null, "the listener is told");
+        assertSame(handle, reported.handle());
+        assertThrows(LostHoldException.class, handle::close);
+    }
+
+    /**
+     * releaseAfter(): "the store keeps it closed to everyone for keepClosedFor more ..., after which
+     * it ends by itself": another client is kept out until the kept lease runs out (here shortened
+     * in the store, as its clock would run it out), then gets in.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec
+    void releaseAfter_keepsOtherClientsOut_untilTheKeptLeaseRunsOut(DistributedLock lock, SpecContext context)
+            throws Exception {
+        LockHandle handle = lock.acquire();
+
+        handle.releaseAfter(Duration.ofSeconds(600));
+
+        assertFalse(handle.isHeld());
+        assertTrue(lock.isLocked(), "still closed");
+        DistributedLock excluded = context.excludedInOtherClient();
+        assertFalse(excluded.tryLock(), "closed to everyone");
+        assertEquals(Optional.empty(), excluded.tryAcquire(Duration.ZERO));
+        assertThrows(IllegalStateException.class, handle::release, "released already");
+        assertThrows(IllegalStateException.class, () -> handle.releaseAfter(Duration.ofSeconds(1)));
+        handle.close();   // does nothing once released
+
+        context.expireHoldsInStore();
+
+        assertTrue(excluded.tryLock(30, TimeUnit.SECONDS), "free once the kept lease ran out");
+        assertTrue(excluded.fencingToken() > handle.fencingToken());
+        excluded.unlock();
+        assertTrue(context.lostHolds().isEmpty(), "let go, not lost: " + context.lostHolds());
+    }
+
+    /**
+     * releaseAfter(): the shortest keepClosedFor (1 ms) lets the hold go without a loss: it returns
+     * normally ("LostHoldException if the hold was lost (the store no longer had it)" does not
+     * apply: the store had it), nothing is reported, and the lock then frees itself.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec
+    void releaseAfter_oneMillisecond_letsGoWithoutALoss_andTheLockFreesItself(DistributedLock lock,
+            SpecContext context) throws Exception {
+        LockHandle handle = lock.acquire();
+
+        handle.releaseAfter(Duration.ofMillis(1));
+
+        assertFalse(handle.isHeld());
+        DistributedLock excluded = context.excludedInOtherClient();
+        assertTrue(excluded.tryLock(30, TimeUnit.SECONDS), "free once the kept millisecond ran out");
+        assertTrue(excluded.fencingToken() > handle.fencingToken());
+        excluded.unlock();
+        assertTrue(context.lostHolds().isEmpty(), "let go, not lost: " + context.lostHolds());
+    }
+
+    /* --------------- handles: release, close, leases, threads --------------- */
+
+    /**
+     * close(): "LostHoldException if the hold was lost and not released", found at the release
+     * itself (no verify() before); the loss is reported with the handle.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec
+    void close_ofAHandleForcedByOtherClient_throwsLostHoldAndReportsTheHandle(DistributedLock lock,
+            SpecContext context) throws Exception {
+        LockHandle handle = lock.acquire();
+        assertTrue(context.lockInOtherClient().forceUnlock());
+
+        LostHoldException thrown = assertThrows(LostHoldException.class, handle::close);
+
+        assertEquals(LostHold.Cause.GONE, thrown.lostCause());
+        assertTrue(thrown.getMessage().contains(context.name()), thrown.getMessage());
+        assertFalse(handle.isHeld());
+        LostHold reported = context.lostHolds().poll(30, TimeUnit.SECONDS);
+        assertTrue(reported != null, "the listener is told");
+        assertSame(handle, reported.handle());
+        handle.close();   // released by the close() that threw: nothing more to do
+        assertThrows(IllegalStateException.class, handle::release);
+    }
+
+    /**
+     * acquire(lease), tryAcquire(wait, lease): "the hold is not renewed and ends when lease runs
+     * out": a waiter of another client then gets the lock, and the handle's release() throws
+     * LostHoldException (LEASE_EXPIRED).
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(exclusive = true)
+    void tryAcquire_withLease_holdEndsWithTheLease(DistributedLock lock, SpecContext context) throws Exception {
+        LockHandle held = context.lockInOtherClient().tryAcquire(Duration.ZERO, Duration.ofSeconds(1)).orElseThrow();
+
+        LockHandle handle = lock.acquire(Duration.ofSeconds(60));
+
+        assertTrue(handle.fencingToken() > held.fencingToken(), "taken once the holder's lease ran out");
+        assertFalse(held.isHeld());
+        assertEquals(LostHold.Cause.LEASE_EXPIRED, assertThrows(LostHoldException.class, held::release).lostCause());
+        assertTrue(handle.verify());
+        handle.release();
+        assertTrue(context.otherLostHolds().isEmpty(), "a fixed lease that ran out is not reported");
+    }
+
+    /**
+     * LockHandle: a hold "that belongs to this object rather than to a thread": the thread that
+     * took it ends, the watchdog keeps renewing it (a thread hold would be abandoned), and another
+     * thread releases it.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec
+    void handle_outlivesTheThreadThatTookIt(DistributedLock lock, SpecContext context) throws Exception {
+        Background<LockHandle> taker = Background.start("taker", lock::acquire);
+        LockHandle handle = taker.get();
+        taker.thread().join();
+        assertTrue(context.watchdogEntries() > 0, "the watchdog renews the handle's hold");
+
+        for (int tick = 0; tick < 3; tick++) {
+            context.renewNow();
+        }
+
+        // A thread hold whose thread ended would have left the watchdog at the first tick.
+        assertTrue(context.watchdogEntries() > 0, "still renewed: not abandoned with its thread");
+        assertTrue(handle.isHeld());
+        assertTrue(handle.verify());
+        DistributedLock excluded = context.excludedInOtherClient();
+        assertFalse(excluded.tryLock());
+        handle.release();
+        assertTrue(excluded.tryLock());
+        excluded.unlock();
+        assertTrue(context.lostHolds().isEmpty(), "nothing lost: " + context.lostHolds());
+    }
+
+    /**
+     * Mutual exclusion through handles: 8 threads in 2 clients increment a plain counter under
+     * handles that another thread releases; no update is lost, and the tokens follow the order of
+     * the increments.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(exclusive = true)
+    void handles_8ThreadsIn2Clients_releasedOnAnotherThread_noLostUpdate(DistributedLock lock, SpecContext context)
+            throws Exception {
+        DistributedLock other = context.lockInOtherClient();
+        int threads = 8;
+        int rounds = 10;
+        Counter counter = new Counter();
+        long[] tokens = new long[threads * rounds];
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger maxInside = new AtomicInteger();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Background<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            DistributedLock mine = t % 2 == 0 ? lock : other;
+            workers.add(Background.start("worker-" + t, () -> {
+                start.await();
+                for (int i = 0; i < rounds; i++) {
+                    LockHandle handle = mine.acquire();
+                    maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                    int seen = counter.value;
+                    tokens[seen] = handle.fencingToken();
+                    LockSupport.parkNanos(20_000); // widen the read-modify-write window
+                    counter.value = seen + 1;
+                    inside.decrementAndGet();
+                    handle.releaseAsync().toCompletableFuture().get(30, TimeUnit.SECONDS);
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Background<Void> worker : workers) {
+            worker.get();
+        }
+        assertEquals(threads * rounds, counter.value, "no lost update");
+        assertEquals(1, maxInside.get(), "never two holders at once");
+        for (int i = 1; i < tokens.length; i++) {
+            assertTrue(tokens[i] > tokens[i - 1], "tokens in the order of the holds: " + tokens[i - 1] + ", " + tokens[i]);
+        }
         assertFalse(lock.isLocked());
     }
 

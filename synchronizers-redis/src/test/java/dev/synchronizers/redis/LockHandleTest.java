@@ -12,17 +12,23 @@ import dev.synchronizers.DistributedReadWriteLock;
 import dev.synchronizers.LockHandle;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
+import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.testkit.RedisExtension;
+import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -31,7 +37,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link LockHandle}: holds that belong to an object rather than a thread, on one standalone
- * server. The same contract on a quorum of servers is {@code QuorumLockBackendTest}'s handle tests.
+ * server. The handle contract on every kind and topology is in {@code DistributedLockContractTest};
+ * a quorum whose nodes do not answer or lost the hold, in {@code RedlockHandleTest}.
  */
 @Tag("redis")
 @ExtendWith(SynchronizersExtension.class)
@@ -136,7 +143,7 @@ class LockHandleTest {
     /* --------------- verify, extend, releaseAfter --------------- */
 
     @Test
-    void verify_afterAnotherClientForcedIt_isFalse_andReportsItLostAtOnce() throws InterruptedException {
+    void verify_afterAnotherClientForcedIt_isFalse_andReportsItLostAtOnce() throws Exception {
         DistributedLock lock = client().lock(name);
         LockHandle handle = acquire(lock);
         assertTrue(handle.verify());
@@ -145,9 +152,9 @@ class LockHandleTest {
 
         assertFalse(handle.verify());
         assertFalse(handle.isHeld());
-        // Told at once, not at the next renewal (30 s away); listeners run on the client's thread.
+        // Told at once (not at the next renewal), on the listener's executor: not necessarily yet.
         LostHold reported = lost.poll(30, TimeUnit.SECONDS);
-        assertTrue(reported != null, "told");
+        assertTrue(reported != null, "the listener is told");
         assertSame(handle, reported.handle());
         assertEquals(-1, reported.threadId());
         assertEquals(handle.fencingToken(), reported.fencingToken());
@@ -210,7 +217,9 @@ class LockHandleTest {
         handle.close();   // idempotent once released
 
         // The lease ending is what opens it: shorten it, as the server's clock would run it out.
+        // Until the key is gone, an attempt would find it and sleep for the rest of its 600 s.
         admin.pexpire(key, 1);
+        Await.until("the server expired " + key, () -> admin.exists(key) == 0);
         assertTrue(other.tryLock(30, TimeUnit.SECONDS), "free once the kept lease ran out");
         other.unlock();
     }
@@ -248,15 +257,26 @@ class LockHandleTest {
 
     @Test
     void releaseAsync_releases_onTheClientsExecutor() throws Exception {
-        DistributedLock lock = client().lock(name);
-        LockHandle handle = acquire(lock);
+        RedisServer server = redis.startManaged();
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lostHoldListener(lost::add).build());
+        LockHandle handle = acquire(client.lock(name));
         Thread[] ranOn = new Thread[1];
 
-        handle.releaseAsync().thenRun(() -> ranOn[0] = Thread.currentThread()).toCompletableFuture()
-                .get(30, TimeUnit.SECONDS);
+        // The server answers nothing until the dependent action is attached: a stage completed
+        // before that would run it on this thread, which would tell nothing.
+        server.pause();
+        CompletableFuture<Void> released;
+        try {
+            released = handle.releaseAsync().thenRun(() -> ranOn[0] = Thread.currentThread()).toCompletableFuture();
+        } finally {
+            server.resume();
+        }
+        released.get(30, TimeUnit.SECONDS);
 
         assertTrue(ranOn[0].getName().contains("-async-"), "completed on the client's pool: " + ranOn[0]);
-        assertTrue(client().lock(name).tryLock());
+        assertTrue(client.lock(name).tryLock());
+        client.lock(name).unlock();
     }
 
     @Test
@@ -279,6 +299,7 @@ class LockHandleTest {
         assertTrue(admin.pttl(key) <= 600_000);
 
         admin.pexpire(key, 1);   // the server's clock runs it out
+        Await.until("the server expired " + key, () -> admin.exists(key) == 0);
         DistributedLock other = client().lock(name);
         assertTrue(other.tryLock(30, TimeUnit.SECONDS));
         other.unlock();
@@ -303,6 +324,54 @@ class LockHandleTest {
         assertTrue(taken[0].verify(), "not abandoned with its thread");
         assertNull(lost.poll());
         taken[0].release();
+    }
+
+    /* --------------- virtual threads --------------- */
+
+    /**
+     * 10,000 virtual threads take one name through acquire(), each increments a plain counter under
+     * its handle and releases it: all complete, no update is lost, and the tokens follow the order
+     * of the increments. Runs on JDK 21 and later (the build targets 17, so the virtual thread
+     * factory is looked up reflectively); .ci/run runs it on the newest JDK installed.
+     */
+    @Test
+    void acquire_10000VirtualThreadsOnOneName_noLostUpdate() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
+        Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+        ThreadFactory factory = (ThreadFactory) Class.forName("java.lang.Thread$Builder").getMethod("factory")
+                .invoke(builder);
+        DistributedLock lock = client().lock(name);
+        int threads = 10_000;
+        int[] counter = new int[1];   // plain: read and written in two steps, only the lock orders them
+        long[] tokens = new long[threads];
+        CountDownLatch done = new CountDownLatch(threads);
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            factory.newThread(() -> {
+                try {
+                    LockHandle handle = lock.acquire();
+                    try {
+                        int seen = counter[0];
+                        tokens[seen] = handle.fencingToken();
+                        counter[0] = seen + 1;
+                    } finally {
+                        handle.release();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                } finally {
+                    done.countDown();
+                }
+            }).start();
+        }
+        assertTrue(done.await(120, TimeUnit.SECONDS), "all virtual threads finished: " + done.getCount() + " left");
+        assertTrue(failures.isEmpty(), failures.size() + " failed, the first: " + failures.stream().findFirst());
+        assertEquals(threads, counter[0], "no lost update");
+        for (int i = 1; i < threads; i++) {
+            assertTrue(tokens[i] > tokens[i - 1], "tokens in the order of the holds at " + i);
+        }
+        assertFalse(lock.isLocked());
+        assertNull(lost.poll(), "nothing lost");
     }
 
     /* --------------- read-write locks, bad input --------------- */
