@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -381,23 +382,34 @@ final class QuorumLockBackend extends LockBackend {
     /** Held while a quorum of the nodes record the hold's acquisition; one read-only call per node. */
     @Override
     boolean stillHeld(Holds.Hold held) {
-        Tally<List<Object>> pictures = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> {
-            for (LockPicture.Holder holder : LockPicture.of(Script.LOCK_SNAPSHOT, reply).holders()) {
-                if (holder.owner().equals(held.owner)) {
-                    return true;
-                }
-            }
-            return false;
-        });
+        return quorumSays("verify", node -> node.scripts().<List<Object>>run(Script.LOCK_SNAPSHOT,
+                keys.keysFor(Script.LOCK_SNAPSHOT)), reply -> {
+                    for (LockPicture.Holder holder : LockPicture.of(Script.LOCK_SNAPSHOT, reply).holders()) {
+                        if (holder.owner().equals(held.owner)) {
+                            return true;
+                        }
+                    }
+                    return false;
+                });
+    }
+
+    /**
+     * Sends {@code call} to every node at once and tells whether a quorum's replies say yes.
+     *
+     * @throws SynchronizerUnavailableException if fewer than a quorum answered within the command
+     *     timeout, and those that did are no quorum of yes
+     */
+    private <T> boolean quorumSays(String what, Function<RedlockNode, CompletionStage<T>> call, Predicate<T> yes) {
+        Tally<T> replies = new Tally<>(redlock.nodes.size(), redlock.quorum, yes);
         for (RedlockNode node : redlock.nodes) {
-            pictures.watch(node.index(), node.scripts().run(Script.LOCK_SNAPSHOT, keys.keysFor(Script.LOCK_SNAPSHOT)));
+            replies.watch(node.index(), call.apply(node));
         }
-        pictures.await(System.nanoTime() + context.timeout.toNanos());
-        if (pictures.yes() >= redlock.quorum) {
+        replies.await(System.nanoTime() + context.timeout.toNanos());
+        if (replies.yes() >= redlock.quorum) {
             return true;
         }
-        if (pictures.answered() < redlock.quorum) {
-            throw unavailable("verify", pictures);
+        if (replies.answered() < redlock.quorum) {
+            throw unavailable(what, replies);
         }
         return false;
     }
@@ -562,28 +574,9 @@ final class QuorumLockBackend extends LockBackend {
     /** Locked when a quorum of the nodes have the lock's key; one round trip to every node. */
     @Override
     boolean isLocked() {
-        Tally<Long> exists = new Tally<>(redlock.nodes.size(), redlock.quorum, reply -> reply == 1L);
-        for (RedlockNode node : redlock.nodes) {
-            exists.watch(node.index(), node.commands().exists(keys.lock()));
-        }
-        exists.await(System.nanoTime() + context.timeout.toNanos());
-        if (exists.yes() >= redlock.quorum) {
-            return true;
-        }
-        if (exists.answered() < redlock.quorum) {
-            throw unavailable("query", exists);
-        }
-        return false;
+        return quorumSays("query", node -> node.commands().exists(keys.lock()), reply -> reply == 1L);
     }
 
-    /**
-     * One read-only script call on every node, answered from the nodes that replied once a quorum
-     * did, and the others that replied within as long again: a slow or paused node delays it by
-     * no more than the quorum took, not by the command timeout. The holders are the acquisitions a
-     * quorum of the nodes have, each with the largest token and the lease a quorum still has; the
-     * queue is the largest count any answering node has of other clients' waiters, plus this
-     * client's.
-     */
     @Override
     LockSnapshot snapshot() {
         long sent = System.nanoTime();
