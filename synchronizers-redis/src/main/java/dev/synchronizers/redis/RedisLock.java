@@ -6,14 +6,11 @@ import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
-import dev.synchronizers.redis.watchdog.HoldLease;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 
 /**
@@ -55,10 +52,10 @@ final class RedisLock implements DistributedLock {
     private static final long MAX_LEASE_MILLIS = TimeUnit.DAYS.toMillis(3650);
 
     private final String name;
-    private final String kind;
-    private final LockBackend backend;
-    private final ClientContext context;
-    private final Holds holds;
+    final String kind;
+    final LockBackend backend;
+    final ClientContext context;
+    final Holds holds;
     /** What to keep reachable while this lock has holds: itself, or the read-write lock it is half of. */
     private final Object pinTarget;
     /** For a write lock, its read lock, to refuse an upgrade; otherwise null. */
@@ -228,7 +225,7 @@ final class RedisLock implements DistributedLock {
      *
      * @param released whether unlock() ended it while it was not known lost, for the hold timer
      */
-    private void unpin(Holds.Hold hold, boolean released) {
+    void unpin(Holds.Hold hold, boolean released) {
         if (hold.pinned.compareAndSet(true, false)) {
             context.unpin(pinTarget);
             backend.meters.holdEnded(hold.metric, released);
@@ -264,7 +261,7 @@ final class RedisLock implements DistributedLock {
      * @param threadId the owning thread, or -1 for a handle's hold
      * @param handle the owning handle, or null for a thread's hold
      */
-    private void end(Holds.Hold held, long threadId, LockHandle handle, String what) {
+    void end(Holds.Hold held, long threadId, LockHandle handle, String what) {
         // A local head that skipped asking Redis because this hold was live waits for a wake from
         // here: after the release on success, and on every way out that fails.
         boolean active = backend.endLease(held.lease);
@@ -315,7 +312,7 @@ final class RedisLock implements DistributedLock {
     }
 
     /** Checks a handle's fixed lease as {@link #leaseMillis} checks a lease time, naming the argument {@code lease}. */
-    private long fixedLease(Duration lease) {
+    long fixedLease(Duration lease) {
         Objects.requireNonNull(lease, "lease");
         long millis;
         try {
@@ -351,7 +348,7 @@ final class RedisLock implements DistributedLock {
             return Optional.empty();
         }
         context.checkOpen();
-        Handle[] booked = new Handle[1];
+        RedisLockHandle[] booked = new RedisLockHandle[1];
         try {
             backend.meters.timed(() -> backend.acquire(threadId, false, timeoutNanos, true, fixedLeaseMillis, true,
                     grant -> booked[0] = bookHandle(grant)));
@@ -362,9 +359,9 @@ final class RedisLock implements DistributedLock {
     }
 
     /** Books a fresh handle's hold: pinned before its lease is kept, as a thread's is. */
-    private Handle bookHandle(LockBackend.Grant grant) {
+    private RedisLockHandle bookHandle(LockBackend.Grant grant) {
         Holds.Hold hold = new Holds.Hold(grant.owner(), grant.token(), backend.meters.holdStarted());
-        Handle handle = new Handle(hold);
+        RedisLockHandle handle = new RedisLockHandle(this, hold);
         context.pin(pinTarget);
         hold.lease = grant.start(handle::lost);
         holds.addHandle(hold);
@@ -402,147 +399,13 @@ final class RedisLock implements DistributedLock {
     }
 
     /** One round trip: whether Redis has the hold; one found gone is declared lost at once. */
-    private boolean verify(Holds.Hold held) {
+    boolean verify(Holds.Hold held) {
         context.checkOpen();
         if (backend.stillHeld(held)) {
             return held.lease.endedBecause() == null;
         }
         backend.declareLost(held.lease, LostHold.Cause.GONE);
         return false;
-    }
-
-    /** A hold that belongs to this object, not to a thread: see {@link LockHandle}. */
-    private final class Handle implements LockHandle {
-        private final Holds.Hold hold;
-        /** Set once, by release(), releaseAfter() or close(): from then on the handle holds nothing. */
-        private final AtomicBoolean released = new AtomicBoolean();
-
-        Handle(Holds.Hold hold) {
-            this.hold = hold;
-        }
-
-        /** Told by the lease's keeper that the hold ended other than by its release. */
-        void lost(LostHold.Cause cause) {
-            holds.removeHandle(hold);
-            unpin(hold, false);
-            context.listeners.report(new LostHold(name, kind, -1, hold.token, cause, this));
-            backend.acquirer.wakeHead();
-        }
-
-        @Override
-        public String name() {
-            return name;
-        }
-
-        @Override
-        public long fencingToken() {
-            return hold.token;
-        }
-
-        @Override
-        public boolean isHeld() {
-            return !released.get() && hold.lease.endedBecause() == null;
-        }
-
-        @Override
-        public boolean verify() {
-            if (!isHeld()) {
-                return false;
-            }
-            return RedisLock.this.verify(hold);
-        }
-
-        @Override
-        public boolean extend(Duration lease) {
-            long millis = fixedLease(lease);
-            checkNotReleased("extend()");
-            context.checkOpen();
-            if (hold.lease.endedBecause() != null) {
-                return false;
-            }
-            HoldLease next = backend.relet(hold, millis, this::lost);
-            if (next == null) {
-                return false;
-            }
-            hold.lease = next;
-            return true;
-        }
-
-        @Override
-        public void releaseAfter(Duration keepClosedFor) {
-            Objects.requireNonNull(keepClosedFor, "keepClosedFor");
-            if (keepClosedFor.isNegative()) {
-                throw new IllegalArgumentException("keepClosedFor must be >= 0: " + keepClosedFor);
-            }
-            if (keepClosedFor.isZero()) {
-                release();
-                return;
-            }
-            long millis = RedisLock.leaseMillis(Math.max(1, keepClosedFor.toMillis()), TimeUnit.MILLISECONDS);
-            context.checkOpen();
-            if (!released.compareAndSet(false, true)) {
-                throw new IllegalStateException(describe() + ": releaseAfter() of a handle already released");
-            }
-            holds.removeHandle(hold);
-            LostHold.Cause ended = hold.lease.endedBecause();
-            if (ended != null) {
-                backend.endLease(hold.lease);
-                unpin(hold, false);
-                throw RedisLock.this.lost(ended, "releaseAfter()");
-            }
-            boolean closed;
-            try {
-                closed = backend.keepClosed(hold, millis);
-            } catch (RuntimeException e) {
-                // Unknown whether it took: the hold ends with its current lease at the latest.
-                backend.endLease(hold.lease);
-                unpin(hold, false);
-                throw e;
-            }
-            if (!closed) {
-                unpin(hold, false);
-                throw RedisLock.this.lost(LostHold.Cause.GONE, "releaseAfter()");
-            }
-            unpin(hold, true);
-        }
-
-        @Override
-        public void release() {
-            if (!released.compareAndSet(false, true)) {
-                throw new IllegalStateException(describe() + ": release() of a handle already released");
-            }
-            holds.removeHandle(hold);
-            end(hold, -1, this, "release()");
-        }
-
-        @Override
-        public CompletionStage<Void> releaseAsync() {
-            return context.runAsync(this::release);
-        }
-
-        @Override
-        public void close() {
-            if (released.compareAndSet(false, true)) {
-                holds.removeHandle(hold);
-                end(hold, -1, this, "close()");
-            }
-        }
-
-        private void checkNotReleased(String what) {
-            if (released.get()) {
-                throw new IllegalStateException(describe() + ": " + what + " of a handle already released");
-            }
-        }
-
-        private String describe() {
-            return kind + " '" + name + "' handle with token " + hold.token;
-        }
-
-        @Override
-        public String toString() {
-            return "LockHandle[" + kind + " " + name + ", token " + hold.token + ", "
-                    + (released.get() ? "released" : isHeld() ? "held" : "lost") + "]";
-        }
     }
 
     /* --------------- queries --------------- */
@@ -606,7 +469,7 @@ final class RedisLock implements DistributedLock {
 
     /* --------------- helpers --------------- */
 
-    private LostHoldException lost(LostHold.Cause cause, String what) {
+    LostHoldException lost(LostHold.Cause cause, String what) {
         return new LostHoldException(name, cause,
                 kind + " '" + name + "': " + what + " failed: the hold was lost: " + LostHoldListeners.describe(cause));
     }
