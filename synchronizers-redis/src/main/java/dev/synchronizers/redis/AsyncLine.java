@@ -1,7 +1,9 @@
 package dev.synchronizers.redis;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -92,14 +94,19 @@ final class AsyncLine {
             try {
                 context.waiting.execute(this::drive);
             } catch (RuntimeException e) {
+                // No thread to wait (the client closed meanwhile): fail this one and any that came
+                // after it, which counted on this one's thread.
+                List<Request<?>> stranded;
                 lock.lock();
                 try {
                     driving = false;
-                    pending.remove(request);
+                    stranded = new ArrayList<>(pending);
+                    pending.clear();
                 } finally {
                     lock.unlock();
                 }
-                request.completeExceptionally(context.unlessClosed(e));
+                RuntimeException failure = context.unlessClosed(e);
+                stranded.forEach(each -> each.completeExceptionally(failure));
             }
         }
         return request;
