@@ -15,11 +15,12 @@ import dev.synchronizers.redis.script.SemaphoreReleaseReply;
 import dev.synchronizers.redis.script.SemaphoreReply;
 import dev.synchronizers.redis.script.SemaphoreReply.Outcome;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.Grants.Grant;
+import dev.synchronizers.redis.watchdog.HoldLease;
 import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +29,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -81,9 +81,6 @@ final class RedisSemaphore implements DistributedSemaphore {
 
     private static final Logger log = LoggerFactory.getLogger(RedisSemaphore.class);
     private static final String KIND = "semaphore";
-    /** Lost grants remembered for their release to report; older ones beyond this are forgotten. */
-    static final int MAX_LOST_GRANTS = 1024;
-
     private final String name;
     private final SemaphoreKeys keys;
     private final Machinery machinery;
@@ -91,10 +88,8 @@ final class RedisSemaphore implements DistributedSemaphore {
     /** This client's pending async acquisitions of this semaphore, waited for one at a time. */
     private final AsyncLine asyncLine;
     private final SynchronizerMeters meters;
-    /** Guards {@link #grants}, never around a Redis call. */
-    private final ReentrantLock books = new ReentrantLock();
-    /** This client's grants with permits left, live or lost, in acquisition order. */
-    private final List<Grant> grants = new ArrayList<>();
+    /** This client's grants of this semaphore, live or lost, and the order a release takes them in. */
+    private final Grants grants;
 
     RedisSemaphore(String name, Machinery machinery) {
         this.name = name;
@@ -103,6 +98,18 @@ final class RedisSemaphore implements DistributedSemaphore {
         this.meters = machinery.metrics.synchronizer(KIND, name);
         this.acquirer = new Acquirer(machinery, keys.wakeups(), false, meters);
         this.asyncLine = new AsyncLine(machinery, KIND + " '" + name + "'");
+        this.grants = new Grants(what(""), new Grants.Keeper() {
+            @Override
+            public boolean stopRenewing(HoldLease lease) {
+                // Every lease in the books is one this semaphore registered with the watchdog.
+                return machinery.watchdog.unregister((Watchdog.Lease) lease);
+            }
+
+            @Override
+            public void holdEnded(Object metric, boolean released) {
+                meters.holdEnded(metric, released);
+            }
+        });
     }
 
     @Override
@@ -316,19 +323,7 @@ final class RedisSemaphore implements DistributedSemaphore {
      * never the caller's. Its permits return to the pool and serve the line.
      */
     private void returnUnreplicated(String grantId) {
-        books.lock();
-        try {
-            for (Iterator<Grant> it = grants.iterator(); it.hasNext(); ) {
-                Grant grant = it.next();
-                if (grant.id.equals(grantId)) {
-                    it.remove();
-                    machinery.watchdog.unregister(grant.lease);
-                    endHold(grant, false);
-                }
-            }
-        } finally {
-            books.unlock();
-        }
+        grants.removeUnreplicated(grantId);
         log.debug("{}: acquisition {} came from a master that was switched away from, or has fewer replicas than"
                 + " asked; giving it back", what(""), grantId);
         try {
@@ -393,15 +388,8 @@ final class RedisSemaphore implements DistributedSemaphore {
     private Grant record(String id, int permits, long sentNanos, boolean ofHandle) {
         Grant grant = new Grant(id, ofHandle ? -1 : Machinery.currentThreadId(), permits, ofHandle,
                 meters.holdStarted());
-        books.lock();
-        try {
-            grants.add(grant);
-            grant.lease = machinery.watchdog.register(Renewal.ofClient(Script.SEMAPHORE_RENEW, keys.forRenew(),
-                    new String[] {id}, sentNanos, cause -> lost(grant, cause)));
-        } finally {
-            books.unlock();
-        }
-        return grant;
+        return grants.add(grant, booked -> machinery.watchdog.register(Renewal.ofClient(Script.SEMAPHORE_RENEW,
+                keys.forRenew(), new String[] {id}, sentNanos, cause -> lost(booked, cause))));
     }
 
     /**
@@ -412,23 +400,7 @@ final class RedisSemaphore implements DistributedSemaphore {
      * handle, which keeps it, can reach it.
      */
     private void lost(Grant grant, LostHold.Cause cause) {
-        books.lock();
-        try {
-            grant.lost = cause;
-            endHold(grant, false);
-            if (grant.ofHandle) {
-                grants.remove(grant);
-            }
-            long lostGrants = grants.stream().filter(g -> g.lost != null).count();
-            for (var it = grants.iterator(); lostGrants > MAX_LOST_GRANTS && it.hasNext(); ) {
-                if (it.next().lost != null) {
-                    it.remove();
-                    lostGrants--;
-                }
-            }
-        } finally {
-            books.unlock();
-        }
+        grants.lost(grant, cause);
         giveUp(grant.id);
         machinery.listeners.report(new LostHold(name, KIND, grant.threadId, -1, cause));
     }
@@ -447,96 +419,15 @@ final class RedisSemaphore implements DistributedSemaphore {
             return;
         }
         machinery.checkOpen();
-        StringBuilder keep = new StringBuilder();
-        LostHold.Cause lostCause = null;
-        int lostPermits = 0;
-        books.lock();
-        try {
-            List<Grant> order = releaseOrder(Machinery.currentThreadId());
-            int have = 0;
-            for (Grant grant : order) {
-                have += grant.permits;
-            }
-            if (have < permits) {
-                int handles = permitsOfHandles();
-                throw new IllegalStateException(what("") + ": cannot release " + permits
-                        + " permits: this client holds " + have
-                        + (handles > 0 ? " outside handles (its handles hold " + handles + " more, which only"
-                                + " PermitHandle.release() releases)" : ""));
-            }
-            int left = permits;
-            for (Iterator<Grant> it = order.iterator(); left > 0 && it.hasNext(); ) {
-                Grant grant = it.next();
-                int taken = Math.min(left, grant.permits);
-                left -= taken;
-                grant.permits -= taken;
-                if (grant.permits == 0) {
-                    grants.remove(grant);
-                    // Stop renewing before the release reaches Redis, so the watchdog never mistakes it for a loss.
-                    if (grant.lost == null && !machinery.watchdog.unregister(grant.lease)) {
-                        grant.lost = grant.lease.endedBecause();
-                    }
-                    if (grant.lost == null) {
-                        endHold(grant, true);
-                    }
-                }
-                if (grant.lost != null) {
-                    lostCause = grant.lost;
-                    lostPermits += taken;
-                } else {
-                    keep.append(keep.length() == 0 ? "" : " ").append(grant.id).append('=').append(grant.permits);
-                }
-            }
-        } finally {
-            books.unlock();
+        Grants.Taken taken = grants.release(Machinery.currentThreadId(), permits);
+        if (!taken.keep().isEmpty()) {
+            sendRelease(taken.keep(), false);
         }
-        if (keep.length() > 0) {
-            sendRelease(keep.toString(), false);
+        if (taken.lostCause() != null) {
+            throw new LostHoldException(name, taken.lostCause(), what("") + ": release of " + permits
+                    + " permits failed: " + taken.lostPermits() + " of them were lost: "
+                    + LostHoldListeners.describe(taken.lostCause()));
         }
-        if (lostCause != null) {
-            throw new LostHoldException(name, lostCause, what("") + ": release of " + permits + " permits failed: "
-                    + lostPermits + " of them were lost: " + LostHoldListeners.describe(lostCause));
-        }
-    }
-
-    /** Ends a grant's hold in the metrics, once: released, or lost. Called under {@link #books}. */
-    private void endHold(Grant grant, boolean released) {
-        if (!grant.ended) {
-            grant.ended = true;
-            Object metric = grant.metric;
-            grant.metric = null;
-            meters.holdEnded(metric, released);
-        }
-    }
-
-    /**
-     * The grants a release by {@code threadId} takes from, in order: the thread's lost grants, its
-     * live ones, then other threads' lost grants and live ones, each in acquisition order. Never a
-     * handle's grant: that is its handle's to release.
-     */
-    private List<Grant> releaseOrder(long threadId) {
-        List<Grant> order = new ArrayList<>(grants.size());
-        for (int pass = 0; pass < 4; pass++) {
-            boolean own = pass < 2;
-            boolean lost = pass % 2 == 0;
-            for (Grant grant : grants) {
-                if (!grant.ofHandle && (grant.threadId == threadId) == own && (grant.lost != null) == lost) {
-                    order.add(grant);
-                }
-            }
-        }
-        return order;
-    }
-
-    /** The live permits of this client's handles. Called under {@link #books}. */
-    private int permitsOfHandles() {
-        int held = 0;
-        for (Grant grant : grants) {
-            if (grant.ofHandle && grant.lost == null) {
-                held += grant.permits;
-            }
-        }
-        return held;
     }
 
     /**
@@ -625,22 +516,7 @@ final class RedisSemaphore implements DistributedSemaphore {
      * otherwise by throwing what it was lost for.
      */
     private void releaseHandle(Grant grant, String what) {
-        LostHold.Cause lostCause;
-        books.lock();
-        try {
-            grants.remove(grant);
-            lostCause = grant.lost;
-            // Stop renewing before the release reaches Redis, so the watchdog never mistakes it for a loss.
-            if (lostCause == null && !machinery.watchdog.unregister(grant.lease)) {
-                // Lost just now: the watchdog reports it and gives it up.
-                lostCause = Objects.requireNonNullElse(grant.lease.endedBecause(), LostHold.Cause.GONE);
-            }
-            if (lostCause == null) {
-                endHold(grant, true);
-            }
-        } finally {
-            books.unlock();
-        }
+        LostHold.Cause lostCause = grants.releaseHandle(grant);
         if (lostCause != null) {
             throw new LostHoldException(name, lostCause, what("") + ": " + what + " of a handle's " + grant.permits
                     + " permits failed: they were lost: " + LostHoldListeners.describe(lostCause));
@@ -766,23 +642,7 @@ final class RedisSemaphore implements DistributedSemaphore {
     /** Shows the name and what this JVM knows; makes no network call. */
     @Override
     public String toString() {
-        books.lock();
-        try {
-            int held = 0;
-            int lost = 0;
-            for (Grant grant : grants) {
-                if (grant.lost == null) {
-                    held += grant.permits;
-                } else {
-                    lost += grant.permits;
-                }
-            }
-            int handles = permitsOfHandles();
-            return "RedisSemaphore[" + name + ", held by this client: " + held
-                    + (handles > 0 ? " (" + handles + " by handles)" : "") + (lost > 0 ? ", lost: " + lost : "") + "]";
-        } finally {
-            books.unlock();
-        }
+        return "RedisSemaphore[" + name + ", " + grants.describe() + "]";
     }
 
     /* --------------- helpers --------------- */
@@ -805,31 +665,6 @@ final class RedisSemaphore implements DistributedSemaphore {
     private static void checkNotNegative(String argument, int value) {
         if (value < 0) {
             throw new IllegalArgumentException(argument + " must be >= 0: " + value);
-        }
-    }
-
-    /** One acquisition's permits, counted in Redis under its own name. Guarded by {@link #books}. */
-    private static final class Grant {
-        final String id;
-        /** The acquiring thread, or -1 for a handle's grant. */
-        final long threadId;
-        /** Whether a {@link PermitHandle} owns it: then only that handle releases it, all at once. */
-        final boolean ofHandle;
-        int permits;
-        Watchdog.Lease lease;
-        /** Null while live; why it was lost, once the watchdog says so. */
-        LostHold.Cause lost;
-        /** The grant's handle in the metrics ({@link SynchronizerMeters#holdStarted()}), until its hold ends. */
-        Object metric;
-        /** Whether its hold has ended in the metrics. */
-        boolean ended;
-
-        Grant(String id, long threadId, int permits, boolean ofHandle, Object metric) {
-            this.id = id;
-            this.threadId = threadId;
-            this.permits = permits;
-            this.ofHandle = ofHandle;
-            this.metric = metric;
         }
     }
 }
