@@ -310,16 +310,9 @@ final class QuorumLockBackend extends LockBackend {
      */
     private CompletionStage<Long> giveBackRetried(RedlockNode node, String owner, String what, long deadline,
             Predicate<Throwable> worthRetrying) {
+        // The node's follow-ups count a queued retry once, as RETRY.
         return node.watchdog().followUps().send(Script.LOCK_GIVE_BACK, what, () -> giveBackCommand(node, owner),
-                deadline, failure -> {
-                    if (!worthRetrying.test(failure)) {
-                        return false;
-                    }
-                    // Counted here and again by the node's follow-ups, as Redlock always has: each of
-                    // its queued retries counts twice (one per queued retry is what the metric means).
-                    context.metrics.followUp(Recorder.FollowUp.RETRY);
-                    return true;
-                });
+                deadline, worthRetrying);
     }
 
     /** The nodes as the lease of one hold (by its attempt's owner string) uses them. */

@@ -470,6 +470,31 @@ class QuorumLockBackendTest extends RedlockTestBase {
     /* --------------- release --------------- */
 
     /**
+     * A release a node cannot take (its proxy swallows everything) is queued for retries by that
+     * node's follow-ups and counted once as a retry, as docs/observability.md says of
+     * {@code synchronizers.followups{action=retry}}; the backend used to count it a second time.
+     */
+    @Test
+    void release_oneNodeUnreachable_queuedForRetriesAndCountedOnce() throws Exception {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        Redlock client = opened.add(Redlock.builder()
+                .nodes(proxies.stream().map(FaultProxy::uri).toArray(String[]::new))
+                .keyPrefix(prefix).lease(LONG_LEASE).commandTimeout(TIMEOUT).meterRegistry(registry).build());
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        proxies.get(2).blackhole(true);
+
+        lock.unlock();   // nodes 0 and 1 make the quorum; node 2's release times out
+
+        Await.until("node 2's release is queued for retries",
+                () -> registry.get("synchronizers.followups.pending").gauge().value() == 1.0);
+        assertEquals(1.0, registry.get("synchronizers.followups").tag("action", "retry").counter().count());
+        proxies.get(2).blackhole(false);
+        Await.until("the retry frees node 2", () -> ownerOn(2) == null);
+    }
+
+    /**
      * An unlock() whose releases to two of three nodes never arrived: the caller is told the
      * outcome is unknown, the hold is over in this JVM, and the releases are retried until the
      * nodes take them, so another client gets the lock without waiting out the lease.
