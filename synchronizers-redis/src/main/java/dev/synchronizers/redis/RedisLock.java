@@ -168,13 +168,7 @@ final class RedisLock implements DistributedLock {
             held.count++;
             return true;
         }
-        RedisLock read = readHalf;
-        if (read != null && read.getHoldCount() > 0) {
-            // Two readers upgrading would each wait for the other to leave: refuse rather than hang.
-            if (timeoutNanos == Acquirer.FOREVER) {
-                throw new IllegalMonitorStateException(kind + " '" + name + "': upgrade from the read lock to the"
-                        + " write lock is not supported; release the read lock first");
-            }
+        if (upgradeRefused(timeoutNanos)) {
             return false;
         }
         context.checkOpen();
@@ -184,6 +178,25 @@ final class RedisLock implements DistributedLock {
         } catch (SynchronizerUnavailableException e) {
             throw context.unlessClosed(e);
         }
+    }
+
+    /**
+     * Tells whether this write lock refuses the current thread because it holds only the read lock:
+     * two readers upgrading would each wait for the other to leave, so a wait that would never end
+     * throws rather than hang, and a timed one fails at once.
+     *
+     * @throws IllegalMonitorStateException if the wait has no end
+     */
+    private boolean upgradeRefused(long timeoutNanos) {
+        RedisLock read = readHalf;
+        if (read == null || read.getHoldCount() == 0) {
+            return false;
+        }
+        if (timeoutNanos == Acquirer.FOREVER) {
+            throw new IllegalMonitorStateException(kind + " '" + name + "': upgrade from the read lock to the"
+                    + " write lock is not supported; release the read lock first");
+        }
+        return true;
     }
 
     /** Books a fresh hold: pinned before its lease is kept, so that its end, however soon, finds it pinned. */
@@ -339,12 +352,7 @@ final class RedisLock implements DistributedLock {
             throw new IllegalMonitorStateException(kind + " '" + name + "': acquire() by a thread that holds it by"
                     + " lock() would wait for itself; handles are not reentrant");
         }
-        RedisLock read = readHalf;
-        if (read != null && read.getHoldCount() > 0) {
-            if (timeoutNanos == Acquirer.FOREVER) {
-                throw new IllegalMonitorStateException(kind + " '" + name + "': upgrade from the read lock to the"
-                        + " write lock is not supported; release the read lock first");
-            }
+        if (upgradeRefused(timeoutNanos)) {
             return Optional.empty();
         }
         context.checkOpen();
