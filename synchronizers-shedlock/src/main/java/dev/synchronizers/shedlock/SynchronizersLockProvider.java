@@ -152,7 +152,8 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
      * @throws NullPointerException if {@code configuration} is null, or the lock function returns
      *     null
      * @throws IllegalArgumentException if {@code lockAtMostFor} is over what the lock accepts as a
-     *     lease (3650 days; a quorum lock also refuses one its clock-drift allowance eats half of)
+     *     lease (3650 days; a quorum lock also refuses one its clock-drift allowance eats half of,
+     *     which is under about 6 ms with the default drift factor)
      * @throws SynchronizerUnavailableException if the store does not answer within the client's
      *     command timeout; nothing is held then
      * @throws IllegalStateException if the client is closed
