@@ -13,6 +13,7 @@ import java.util.Iterator;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
@@ -70,6 +71,8 @@ import net.javacrumbs.shedlock.core.SimpleLock;
 public final class SynchronizersLockProvider implements ExtensibleLockProvider {
 
     private static final Duration ONE_MILLISECOND = Duration.ofMillis(1);
+    /** How soon a cap that the store did not answer is tried again once its deadline has passed. */
+    private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     /**
      * The holds taken by {@link #lock} on each thread and not yet unlocked there: the innermost is
@@ -247,9 +250,11 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
         final LockHandle handle;
         final Renewal renewal;
         volatile boolean unlocked;
+        /** Guards the cap; a lock rather than a monitor, since it is held across a round trip. */
+        private final ReentrantLock capLock = new ReentrantLock();
         /** Which arming of the cap is current: a cap armed earlier does nothing when it fires. */
-        private long capGeneration;   // guarded by this
-        private boolean capped;       // guarded by this: the hold has its fixed lease already
+        private long capGeneration;   // guarded by capLock
+        private boolean capped;       // guarded by capLock: the hold has its fixed lease already
 
         Hold(LockHandle handle, Renewal renewal) {
             this.handle = handle;
@@ -268,11 +273,14 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
             }
             long deadlineNanos = System.nanoTime() + lockAtMostFor.toNanos();
             long generation;
-            synchronized (this) {
+            capLock.lock();
+            try {
                 if (capped) {
                     return handle.extend(lease(lockAtMostFor));
                 }
                 generation = ++capGeneration;
+            } finally {
+                capLock.unlock();
             }
             scheduleCap(generation, deadlineNanos, lockAtMostFor.toNanos() / 2);
             return true;
@@ -285,7 +293,8 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
 
         /** Gives the hold a fixed lease up to its deadline, unless it was unlocked or re-armed. */
         private void cap(long generation, long deadlineNanos) {
-            synchronized (this) {
+            capLock.lock();
+            try {
                 if (unlocked || generation != capGeneration || capped) {
                     return;
                 }
@@ -294,13 +303,15 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
                     handle.extend(lease(Duration.ofNanos(Math.max(restNanos, 0))));
                     capped = true;   // or lost: either way the watchdog no longer renews it
                 } catch (SynchronizerUnavailableException e) {
-                    // Still renewed by the watchdog: try again half way to the deadline, or at it.
-                    if (restNanos > 0) {
-                        scheduleCap(generation, deadlineNanos, restNanos / 2);
-                    }
+                    // Still renewed by the watchdog: try again half way to the deadline, or soon
+                    // once it has passed (a late cap is still a cap).
+                    scheduleCap(generation, deadlineNanos,
+                            restNanos > RETRY_NANOS ? restNanos / 2 : RETRY_NANOS);
                 } catch (IllegalStateException e) {
                     capped = true;   // released meanwhile, or the client closed: nothing to cap
                 }
+            } finally {
+                capLock.unlock();
             }
         }
 
