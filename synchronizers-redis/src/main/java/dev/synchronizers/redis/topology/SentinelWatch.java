@@ -30,17 +30,15 @@ import org.slf4j.LoggerFactory;
  * again until it answers), asks each for the master again whenever that subscription is made
  * again, and moves its {@link Follower} to the master they name.
  *
- * <p>An announcement that names the follower's current master as the old one stops the client
- * trusting that master at once, and moves the follower to the new one (every sentinel announces
- * the same switch: the first one moves the client, the others find it moved) unless the
- * announcing sentinel, asked while the follower connects, names that master with a configuration
- * epoch older than the one the watch knows: a sentinel that lags behind announces late the
- * switches it missed, which may lead from the current master back to an older one. Any other
- * announcement, and every answer to asking a sentinel, moves the follower only to a configuration
- * newer than the one known. So a sentinel that lags behind cannot move it back.
+ * <p>An announcement that names the follower's current master as the old one marks that master
+ * stale at once and moves the follower to the new one (every sentinel announces the same switch:
+ * the first one moves the client, the others find it moved); any other announcement, and every
+ * answer to asking a sentinel, is checked against the configuration epoch the watch knows: the
+ * follower moves only to a configuration newer than that one, so that a sentinel that lags behind
+ * cannot move it back.
  *
  * <p>Threads: announcements arrive on Lettuce I/O threads, where they are only read, the current
- * master marked untrusted and the rest handed over; every decision and every move (the follower's
+ * master marked stale and the rest handed over; every decision and every move (the follower's
  * {@link Follower#connect} and {@link Follower#switchTo}) runs on the watch's own thread,
  * {@code synchronizers-sentinel}, one at a time, never on an I/O thread. That thread also retries
  * a sentinel that could not be reached, or a master that could not be, every half second, and
@@ -170,10 +168,9 @@ final class SentinelWatch {
 
     /**
      * A sentinel announced a switch, {@code <name> <old-ip> <old-port> <new-ip> <new-port>}: one
-     * that names the current master as the old one stops the client trusting it at once and is
-     * checked with the sentinel while the client connects to the new master; another is checked
-     * with the sentinel first. Called on an I/O thread: only marks the current connection
-     * untrusted and hands the rest to the worker thread.
+     * that names the current master as the old one moves the client at once; another is checked
+     * with the sentinel first. Called on an I/O thread: only marks the current connection stale
+     * and hands the move to the worker thread.
      */
     private void announced(Ear from, String message) {
         String[] parts = message.split(" ");
@@ -187,79 +184,44 @@ final class SentinelWatch {
             return;   // the same switch, announced by another sentinel after it moved the client
         }
         if (now.is(parts[1], Integer.parseInt(parts[2]))) {
-            if (now.doubt()) {
-                log.info("sentinel {} announces that the master of {} moved from {} to {}:{}; following it unless"
-                        + " its configuration is older than the one the client knows", from.address(),
-                        uri.getSentinelMasterId(), now, host, port);
+            if (!now.stale) {
+                now.staleSinceNanos = System.nanoTime();
+                now.stale = true;
+                log.info("sentinel {} announces that the master of {} moved from {} to {}:{}; following it",
+                        from.address(), uri.getSentinelMasterId(), now, host, port);
             }
-            execute(() -> follow(from, now, host, port));
+            execute(() -> follow(from, host, port));
         } else {
             from.resolve();
         }
     }
 
     /**
-     * Follows an announcement that named the current master ({@code doubted}) as the old one,
-     * unless the sentinel that sent it, asked meanwhile, says otherwise. It is asked while the
-     * client connects to the announced master, so that a true switch costs no round trip more.
-     * The announcement is not enough on its own: a sentinel that lags behind announces the
-     * switches it learns of late, and one to an older configuration (back from the current master
-     * to the one before it, after a failover and a failover back) names the current master as
-     * the old one too; only the configuration epoch tells the two apart. So: if the sentinel names
-     * the announced master with an epoch older than the one known, the client stays on its
-     * master, whose replies are trusted again once no other announcement about it is being
-     * checked; if it names another master now, that answer is considered as any other
-     * ({@link #consider}); if it names the announced master with an epoch not older than the one
-     * known, or does not answer within the command timeout, the client follows the announcement.
-     * On the worker thread.
+     * Moves to the master a sentinel announced, learning from that sentinel, meanwhile, the
+     * epoch of the new configuration: a sentinel that lags behind and still names an older
+     * master with an older epoch is then ignored. On the worker thread.
      */
-    private void follow(Ear from, MasterConnections doubted, String host, int port) {
+    private void follow(Ear from, String host, int port) {
+        if (closed || follower.current().is(host, port)) {
+            return;
+        }
+        CompletableFuture<Named> epoch = from.ask();
+        MasterConnections next = connectTo(host, port);
+        if (next == null) {
+            return;
+        }
+        long learnt = -1;
         try {
-            MasterConnections now = follower.current();
-            if (closed || now.is(host, port)) {
-                return;
+            Named named = epoch.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (named.host().equals(host) && named.port() == port) {
+                learnt = named.epoch();
             }
-            if (now != doubted) {
-                from.resolve();   // the client has moved since: checked as an announcement about another master
-                return;
-            }
-            CompletableFuture<Named> asked = from.ask();
-            MasterConnections next = connectTo(host, port);
-            Named named = null;
-            try {
-                named = asked.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (ExecutionException | TimeoutException e) {
-                log.debug("sentinel {} did not tell the new configuration's epoch: {}", from.address(), e.getMessage());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();   // closing
-            }
-            if (named != null && !(named.host().equals(host) && named.port() == port)) {
-                closeUnused(next);
-                consider(from, named);   // the sentinel has moved on since, or back
-                return;
-            }
-            // Older, not "not newer": a sentinel asked while it promotes a replica may pair the old
-            // master's address with the new epoch (its two answers straddle the promotion), and the
-            // client, still on that master, then knows the new epoch already.
-            if (named != null && named.epoch() < knownEpoch) {
-                closeUnused(next);
-                log.info("sentinel {} names {}:{} with configuration epoch {}, older than the {} the client knows:"
-                        + " it lags behind; staying on {}", from.address(), host, port, named.epoch(), knownEpoch, now);
-                return;
-            }
-            now.markStale();
-            if (next != null) {
-                switchTo(next, named == null ? -1 : named.epoch());
-            }
-        } finally {
-            doubted.checked();
+        } catch (ExecutionException | TimeoutException e) {
+            log.debug("sentinel {} did not tell the new configuration's epoch: {}", from.address(), e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();   // closing
         }
-    }
-
-    private static void closeUnused(MasterConnections next) {
-        if (next != null) {
-            next.close();
-        }
+        switchTo(next, learnt);
     }
 
     /**
@@ -280,7 +242,8 @@ final class SentinelWatch {
                     from.address(), named.host(), named.port(), named.epoch(), knownEpoch);
             return;
         }
-        now.markStale();
+        now.staleSinceNanos = System.nanoTime();
+        now.stale = true;
         log.info("sentinel {} names {}:{} the master of {} (configuration epoch {}, the client knew {}), not {};"
                 + " following it", from.address(), named.host(), named.port(), uri.getSentinelMasterId(), named.epoch(),
                 knownEpoch, now);
