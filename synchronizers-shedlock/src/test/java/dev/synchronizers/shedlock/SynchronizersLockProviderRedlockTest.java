@@ -2,9 +2,9 @@ package dev.synchronizers.shedlock;
 
 import static java.time.Duration.ZERO;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.synchronizers.DistributedLock;
 import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.testkit.RedisExtension;
 import java.time.Duration;
@@ -13,7 +13,6 @@ import java.util.UUID;
 import java.util.stream.Stream;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
-import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -26,7 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@link #assertLocked}/{@link #assertUnlocked} ask a second Redlock client.
  */
 @Tag("topology")
-class SynchronizersLockProviderRedlockTest extends AbstractExtensibleLockProviderIntegrationTest {
+class SynchronizersLockProviderRedlockTest extends ProviderSuite {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
@@ -77,12 +76,7 @@ class SynchronizersLockProviderRedlockTest extends AbstractExtensibleLockProvide
     }
 
     @Override
-    protected void assertUnlocked(String lockName) {
-        assertFalse(observer.lock(lockName).isLocked(), lockName + " is free for another client");
-    }
-
-    @Override
-    protected void assertLocked(String lockName) {
-        assertTrue(observer.lock(lockName).isLocked(), lockName + " is held, as another client sees it");
+    DistributedLock observed(String name) {
+        return observer.lock(name);
     }
 }

@@ -1,25 +1,21 @@
 package dev.synchronizers.shedlock;
 
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
+import dev.synchronizers.DistributedLock;
 import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.testkit.RedisExtension;
 import java.util.UUID;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
-import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * ShedLock's own provider suite ({@code shedlock-test-support}) on one standalone server: the
- * provider under test is one client's, and {@link #assertLocked}/{@link #assertUnlocked} ask a
- * second client.
+ * ShedLock's own provider suite on one standalone server: the provider under test is one client's,
+ * and {@link #assertLocked}/{@link #assertUnlocked} ask a second client.
  */
 @Tag("redis")
-class SynchronizersLockProviderTest extends AbstractExtensibleLockProviderIntegrationTest {
+class SynchronizersLockProviderTest extends ProviderSuite {
 
     @RegisterExtension
     static final RedisExtension redis = new RedisExtension();
@@ -51,12 +47,7 @@ class SynchronizersLockProviderTest extends AbstractExtensibleLockProviderIntegr
     }
 
     @Override
-    protected void assertUnlocked(String lockName) {
-        assertFalse(observer.lock(lockName).isLocked(), lockName + " is free for another client");
-    }
-
-    @Override
-    protected void assertLocked(String lockName) {
-        assertTrue(observer.lock(lockName).isLocked(), lockName + " is held, as another client sees it");
+    DistributedLock observed(String name) {
+        return observer.lock(name);
     }
 }
