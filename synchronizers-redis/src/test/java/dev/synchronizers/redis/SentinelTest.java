@@ -17,10 +17,14 @@ import dev.synchronizers.fixture.FencedCounter;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.redis.topology.SentinelTopology;
+import dev.synchronizers.redis.topology.StandaloneTopology;
 import dev.synchronizers.testkit.RedisSentinels;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.sentinel.api.sync.RedisSentinelCommands;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -721,6 +725,142 @@ class SentinelTest {
         public void close() {
             client.shutdown();   // closes every connection it made
         }
+    }
+
+    /* --------------- a lagging sentinel --------------- */
+
+    /**
+     * A sentinel that lags behind hears the master's previous configuration late and announces a
+     * switch back to it, naming the client's current master as the old one: the client asks that
+     * sentinel before it moves, and stays, whether the sentinel still names the previous master
+     * (with an epoch older than the client knows) or has caught up and names the current one. The
+     * next real failover is then the client's only switch. The client listens to that one
+     * sentinel, so its announcements reach the client in the order it sent them, and whatever the
+     * stale one made the client do comes before the switch to the real new master, which ends the
+     * wait.
+     */
+    @Test
+    void switchMaster_laggingSentinelNamesTheCurrentMasterAsOld_theClientDoesNotMoveBack() throws Exception {
+        RedisServer lagging = sentinels.sentinels().get(2);
+        RedisServer peer = sentinels.sentinels().get(0);
+        RedisSentinelCommands<String, String> laggingCommands = sentinelCommands(lagging);
+        if (configEpoch(laggingCommands) < 1) {
+            sentinels.failover();   // a previous configuration must have an epoch above a forgetful sentinel's 0
+        }
+        RedisServer previous = sentinels.master();
+        long previousEpoch = configEpoch(laggingCommands);
+        RedisServer current = sentinels.failover();
+        Duration timeout = Duration.ofSeconds(2);
+        SentinelTopology topology = opened.add(SentinelTopology.connect(null,
+                io.lettuce.core.RedisURI.create("redis-sentinel://" + lagging.host() + ":" + lagging.port() + "#"
+                        + RedisSentinels.MASTER_NAME),
+                StandaloneTopology.clientOptions(timeout), timeout));
+        Queue<io.lettuce.core.RedisFuture<String>> switches = new ConcurrentLinkedQueue<>();
+        topology.onSwitch(() -> switches.add(topology.commands().info("server")));
+        assertEquals(current.port(), port(topology.commands().info("server").get()));
+        // The real new master of the failover below is not the previous one, so that a client
+        // that went back there cannot pass for one that followed the failover.
+        RedisCommands<String, String> previousCommands = opened.commands(previous.uri());
+        String priority = previousCommands.configGet("replica-priority").get("replica-priority");
+        previousCommands.configSet("replica-priority", "0");
+        try {
+            announceTheOlderConfiguration(laggingCommands, peer, current, previous, previousEpoch);
+            // Meanwhile it demotes nothing: the master it names reports itself a replica.
+            Await.until("the lagging sentinel catches up from the others' hellos", () -> ((InetSocketAddress)
+                    laggingCommands.getMasterAddrByName(RedisSentinels.MASTER_NAME)).getPort() == current.port());
+            RedisSentinelCommands<String, String> peerCommands = sentinelCommands(peer);
+            Await.until("the sentinels know that the previous master cannot be promoted", () -> peerCommands
+                    .replicas(RedisSentinels.MASTER_NAME).stream().anyMatch(replica -> replica.get("port")
+                            .equals(Integer.toString(previous.port())) && "0".equals(replica.get("slave-priority"))));
+
+            RedisServer next = sentinels.requestFailover(peer);
+
+            Await.until("the client follows the failover to " + next, () -> {
+                List<Integer> ports = ports(switches);
+                return !ports.isEmpty() && ports.get(ports.size() - 1) == next.port();
+            });
+            assertEquals(List.of(next.port()), ports(switches), "the masters the client switched to, in order; "
+                    + previous.port() + " is the older master the lagging sentinel announced");
+        } finally {
+            previousCommands.configSet("replica-priority", priority);
+        }
+    }
+
+    /**
+     * Makes {@code sentinel} forget what it knows of the master (it monitors {@code current} again,
+     * at configuration epoch 0) and then hear late, as a hello from {@code peer}, the previous
+     * configuration: it switches to {@code previous} and announces {@code +switch-master} from
+     * {@code current} to {@code previous}. A real hello reaching it between the two would make it
+     * catch up first; then it is made to forget again. Its settings are those of the set again
+     * afterwards.
+     */
+    private static void announceTheOlderConfiguration(RedisSentinelCommands<String, String> sentinel, RedisServer peer,
+            RedisServer current, RedisServer previous, long previousEpoch) {
+        try {
+            for (int attempt = 1; ; attempt++) {
+                sentinel.remove(RedisSentinels.MASTER_NAME);
+                sentinel.monitor(RedisSentinels.MASTER_NAME, current.host(), current.port(), 2);
+                hello(sentinel, peer, previous, previousEpoch);
+                int named = ((InetSocketAddress) sentinel.getMasterAddrByName(RedisSentinels.MASTER_NAME)).getPort();
+                if (named == previous.port()) {
+                    return;
+                }
+                assertTrue(attempt < 5, "the sentinel kept catching up before the older configuration reached it");
+            }
+        } finally {
+            sentinel.set(RedisSentinels.MASTER_NAME, "down-after-milliseconds", "1000");
+            sentinel.set(RedisSentinels.MASTER_NAME, "failover-timeout", "3000");
+            sentinel.set(RedisSentinels.MASTER_NAME, "parallel-syncs", "2");
+        }
+    }
+
+    /**
+     * Delivers to {@code sentinel} the hello {@code from} would publish if it named {@code master}
+     * with {@code epoch}: {@code ip,port,runid,current-epoch,name,master-ip,master-port,config-epoch}.
+     * A sentinel processes a hello published to it as one heard on a server's hello channel.
+     */
+    private static void hello(RedisSentinelCommands<String, String> sentinel, RedisServer from, RedisServer master,
+            long epoch) {
+        String runId = infoField(from.info("server"), "run_id");
+        String hello = String.join(",", from.host(), Integer.toString(from.port()), runId, Long.toString(epoch),
+                RedisSentinels.MASTER_NAME, master.host(), Integer.toString(master.port()), Long.toString(epoch));
+        sentinel.dispatch(io.lettuce.core.protocol.CommandType.PUBLISH,
+                new io.lettuce.core.output.IntegerOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
+                new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
+                        .addKey("__sentinel__:hello").addValue(hello));
+    }
+
+    private RedisSentinelCommands<String, String> sentinelCommands(RedisServer sentinel) {
+        io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create();
+        opened.add(client::shutdown);
+        return client.connectSentinel(io.lettuce.core.codec.StringCodec.UTF8,
+                io.lettuce.core.RedisURI.create(sentinel.uri())).sync();
+    }
+
+    private static long configEpoch(RedisSentinelCommands<String, String> sentinel) {
+        return Long.parseLong(sentinel.master(RedisSentinels.MASTER_NAME).get("config-epoch"));
+    }
+
+    /** The ports of the servers the client switched to, in order, as their INFO replies name them. */
+    private static List<Integer> ports(Queue<io.lettuce.core.RedisFuture<String>> switches) {
+        List<Integer> ports = new ArrayList<>();
+        for (io.lettuce.core.RedisFuture<String> info : switches) {
+            ports.add(port(info.toCompletableFuture().join()));
+        }
+        return ports;
+    }
+
+    private static int port(String info) {
+        return Integer.parseInt(infoField(info, "tcp_port"));
+    }
+
+    private static String infoField(String info, String field) {
+        for (String line : info.split("\r?\n")) {
+            if (line.startsWith(field + ":")) {
+                return line.substring(field.length() + 1).trim();
+            }
+        }
+        throw new IllegalStateException("no " + field + " in " + info);
     }
 
     /* --------------- replica acknowledgement --------------- */

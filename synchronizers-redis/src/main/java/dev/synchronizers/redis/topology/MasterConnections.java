@@ -5,16 +5,18 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The connections of a {@link SentinelTopology} to one master: the command connection, the
  * Pub/Sub connection of the wake-ups, and the side connection once one is wanted; the address they
- * go to, since when they are the current ones, and whether a sentinel has said that this master is
- * no master any more.
+ * go to, since when they are the current ones, and whether their replies are trusted: not while a
+ * sentinel's announcement that this master is the old one is being checked, and never again once
+ * the client is leaving it.
  *
  * <p>Thread-safe: the address and the connections are fixed when it is opened; the side
- * connection is made at most once, under a lock; the stale mark is volatile. Costs two connections
+ * connection is made at most once, under a lock; the trust marks are atomic. Costs two connections
  * to the master, three once a side connection is wanted; opening it blocks the caller until both
  * are made, up to the URI's connect timeout each.
  */
@@ -27,16 +29,19 @@ final class MasterConnections {
     final StatefulRedisConnection<String, String> connection;
     final StatefulRedisPubSubConnection<String, String> pubSub;
     final long sinceNanos;
-    /** Set when a sentinel announces another master: no reply from here is trusted any more. */
-    volatile boolean stale;
-    /** When it was found stale, by {@link System#nanoTime()}; for the log. */
-    volatile long staleSinceNanos;
+    /** Announcements that named this master the old one and are being checked with their sentinel. */
+    private final AtomicInteger doubts = new AtomicInteger();
+    /** Set once the client leaves this master for another: no reply from here is trusted any more. */
+    private volatile boolean stale;
+    /** When the client stopped trusting it, by {@link System#nanoTime()}; for the log. */
+    private volatile long distrustedSinceNanos;
     /** The side connection ({@link SentinelTopology#openSideConnection()}), once one is wanted; else null. */
     private volatile StatefulRedisConnection<String, String> side;
     private final ReentrantLock sideLock = new ReentrantLock();
 
-    private MasterConnections(String host, int port, RedisURI server, StatefulRedisConnection<String, String> connection,
-            StatefulRedisPubSubConnection<String, String> pubSub, long sinceNanos) {
+    private MasterConnections(String host, int port, RedisURI server,
+            StatefulRedisConnection<String, String> connection, StatefulRedisPubSubConnection<String, String> pubSub,
+            long sinceNanos) {
         this.host = host;
         this.port = port;
         this.server = server;
@@ -62,6 +67,47 @@ final class MasterConnections {
             connection.close();
             throw e;
         }
+    }
+
+    /**
+     * Tells whether a reply from here can be trusted to come from the master: not while an
+     * announcement that names this master the old one is being checked ({@link #doubt()}), and
+     * never again once the client is leaving it ({@link #markStale()}).
+     */
+    boolean trusted() {
+        return !stale && doubts.get() == 0;
+    }
+
+    /**
+     * A sentinel announced that this master is the old one: no reply from here is trusted until
+     * the announcement is checked ({@link #checked()}), or ever again if the client leaves.
+     *
+     * @return whether it was trusted until now
+     */
+    boolean doubt() {
+        boolean wasTrusted = doubts.getAndIncrement() == 0 && !stale;
+        if (wasTrusted) {
+            distrustedSinceNanos = System.nanoTime();
+        }
+        return wasTrusted;
+    }
+
+    /** The check of one announcement {@link #doubt()} was told of is over. */
+    void checked() {
+        doubts.decrementAndGet();
+    }
+
+    /** The client is leaving this master: no reply from here is trusted any more. */
+    void markStale() {
+        if (trusted()) {
+            distrustedSinceNanos = System.nanoTime();
+        }
+        stale = true;
+    }
+
+    /** When the client stopped trusting this master, by {@link System#nanoTime()}; for the log. */
+    long distrustedSinceNanos() {
+        return distrustedSinceNanos;
     }
 
     /** Returns this master's side connection, connecting it first if it has none yet. */

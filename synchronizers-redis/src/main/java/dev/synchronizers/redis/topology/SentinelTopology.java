@@ -27,20 +27,24 @@ import org.slf4j.LoggerFactory;
  * subscription is made again, and connects to the master they name directly, by its address.
  *
  * <p>When a sentinel announces that the master moved, the client stops trusting its connection to
- * the old master at once ({@link #repliesTrusted(long)} turns false for every command sent on it),
- * connects to the new master, moves its command traffic and its wake-up subscriptions there, and
- * then runs the tasks given to {@link #onSwitch} (renew every hold now, wake every waiter). It does
- * not wait for the old master to be demoted: after {@code SENTINEL FAILOVER} the old master keeps
+ * the old master at once ({@link #repliesTrusted(long)} turns false for every command sent on it,
+ * unless the announcement turns out to be a lagging sentinel's, below), connects to the new
+ * master, moves its command traffic and its wake-up subscriptions there, and then runs the tasks
+ * given to {@link #onSwitch} (renew every hold now, wake every waiter). It does not wait for the
+ * old master to be demoted: after {@code SENTINEL FAILOVER} the old master keeps
  * {@code role:master} and accepts writes for about ten seconds, and nothing disconnects its
  * clients until then. Commands queued on the old connection are never sent to the new master; the
  * old connections are closed a command timeout after the switch, once the replies still on their
  * way have arrived (they are not trusted).
  *
- * <p>An announcement is accepted at once when it names the master this client is connected to as
- * the old one (every sentinel announces the same switch: the first one moves the client, the
- * others find it moved); otherwise the announcing sentinel is asked for the master and its
- * configuration epoch, and the client moves only to a configuration newer than the one it knows,
- * so that a sentinel that lags behind cannot move it back.
+ * <p>An announcement that names the master this client is connected to as the old one is followed
+ * at once (every sentinel announces the same switch: the first one moves the client, the others
+ * find it moved): the client connects to the new master while it asks the announcing sentinel for
+ * that master's configuration epoch, and stays where it is if the epoch is older than the one it
+ * knows: a sentinel that lags behind announces late the switches it missed, which may lead from
+ * the current master back to an older one. Any other announcement is checked with the announcing
+ * sentinel first, and the client moves only to a configuration newer than the one it knows. So a
+ * sentinel that lags behind cannot move it back.
  *
  * <p>Listening to the sentinels and deciding when to move is {@link SentinelWatch}'s; one master's
  * connections are a {@link MasterConnections}; the commands handed out follow the current master
@@ -205,13 +209,14 @@ public final class SentinelTopology implements Topology {
 
     /**
      * False for a command sent before the connection it went over became the current one, and for
-     * every command of a connection a sentinel has since announced to be the old master's: its
-     * reply may come from a server that is no master any more.
+     * every command of a connection a sentinel has since announced to be the old master's, while
+     * that announcement is checked and for good once the client leaves: its reply may come from a
+     * server that is no master any more.
      */
     @Override
     public boolean repliesTrusted(long sentNanos) {
         MasterConnections now = current;
-        return !now.stale && sentNanos - now.sinceNanos >= 0;
+        return now.trusted() && sentNanos - now.sinceNanos >= 0;
     }
 
     @Override
@@ -279,7 +284,7 @@ public final class SentinelTopology implements Topology {
         current = next;
         transport.moveTo(next.pubSub);
         log.info("moved to the master {} of {}, {} ms after learning of the switch", next, uri.getSentinelMasterId(),
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - old.staleSinceNanos));
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - old.distrustedSinceNanos()));
         for (Runnable task : switchTasks) {
             try {
                 task.run();

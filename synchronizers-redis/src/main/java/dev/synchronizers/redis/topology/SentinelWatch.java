@@ -30,15 +30,17 @@ import org.slf4j.LoggerFactory;
  * again until it answers), asks each for the master again whenever that subscription is made
  * again, and moves its {@link Follower} to the master they name.
  *
- * <p>An announcement that names the follower's current master as the old one marks that master
- * stale at once and moves the follower to the new one (every sentinel announces the same switch:
- * the first one moves the client, the others find it moved); any other announcement, and every
- * answer to asking a sentinel, is checked against the configuration epoch the watch knows: the
- * follower moves only to a configuration newer than that one, so that a sentinel that lags behind
- * cannot move it back.
+ * <p>An announcement that names the follower's current master as the old one stops the client
+ * trusting that master at once, and moves the follower to the new one (every sentinel announces
+ * the same switch: the first one moves the client, the others find it moved) unless the
+ * announcing sentinel, asked while the follower connects, names that master with a configuration
+ * epoch older than the one the watch knows: a sentinel that lags behind announces late the
+ * switches it missed, which may lead from the current master back to an older one. Any other
+ * announcement, and every answer to asking a sentinel, moves the follower only to a configuration
+ * newer than the one known. So a sentinel that lags behind cannot move it back.
  *
  * <p>Threads: announcements arrive on Lettuce I/O threads, where they are only read, the current
- * master marked stale and the rest handed over; every decision and every move (the follower's
+ * master marked untrusted and the rest handed over; every decision and every move (the follower's
  * {@link Follower#connect} and {@link Follower#switchTo}) runs on the watch's own thread,
  * {@code synchronizers-sentinel}, one at a time, never on an I/O thread. That thread also retries
  * a sentinel that could not be reached, or a master that could not be, every half second, and
@@ -82,7 +84,13 @@ final class SentinelWatch {
         void switchTo(MasterConnections next);
     }
 
-    /** The master as one sentinel names it. */
+    /** The epoch of a {@link Named} master that its sentinel is failing over to right now. */
+    static final long UNKNOWN_EPOCH = -1;
+
+    /**
+     * The master as one sentinel names it, and the configuration epoch it is the master of;
+     * {@link #UNKNOWN_EPOCH} while that sentinel is failing the master over.
+     */
     record Named(String host, int port, long epoch) {
     }
 
@@ -168,9 +176,10 @@ final class SentinelWatch {
 
     /**
      * A sentinel announced a switch, {@code <name> <old-ip> <old-port> <new-ip> <new-port>}: one
-     * that names the current master as the old one moves the client at once; another is checked
-     * with the sentinel first. Called on an I/O thread: only marks the current connection stale
-     * and hands the move to the worker thread.
+     * that names the current master as the old one stops the client trusting it at once and is
+     * checked with the sentinel while the client connects to the new master; another is checked
+     * with the sentinel first. Called on an I/O thread: only marks the current connection
+     * untrusted and hands the rest to the worker thread.
      */
     private void announced(Ear from, String message) {
         String[] parts = message.split(" ");
@@ -184,44 +193,78 @@ final class SentinelWatch {
             return;   // the same switch, announced by another sentinel after it moved the client
         }
         if (now.is(parts[1], Integer.parseInt(parts[2]))) {
-            if (!now.stale) {
-                now.staleSinceNanos = System.nanoTime();
-                now.stale = true;
-                log.info("sentinel {} announces that the master of {} moved from {} to {}:{}; following it",
-                        from.address(), uri.getSentinelMasterId(), now, host, port);
+            if (now.doubt()) {
+                log.info("sentinel {} announces that the master of {} moved from {} to {}:{}; following it unless"
+                        + " its configuration is older than the one the client knows", from.address(),
+                        uri.getSentinelMasterId(), now, host, port);
             }
-            execute(() -> follow(from, host, port));
+            execute(() -> follow(from, now, host, port));
         } else {
             from.resolve();
         }
     }
 
     /**
-     * Moves to the master a sentinel announced, learning from that sentinel, meanwhile, the
-     * epoch of the new configuration: a sentinel that lags behind and still names an older
-     * master with an older epoch is then ignored. On the worker thread.
+     * Follows an announcement that named the current master ({@code doubted}) as the old one,
+     * unless the sentinel that sent it, asked meanwhile, says otherwise. It is asked while the
+     * client connects to the announced master, so that a true switch costs no round trip more.
+     * The announcement is not enough on its own: a sentinel that lags behind announces the
+     * switches it learns of late, and one to an older configuration (back from the current master
+     * to the one before it, after a failover and a failover back) names the current master as
+     * the old one too; only the configuration epoch tells the two apart. So: if the sentinel names
+     * the announced master with an epoch older than the one known, the client stays on its
+     * master, whose replies are trusted again once no other announcement about it is being
+     * checked; if it names another master now, that answer is considered as any other
+     * ({@link #consider}); if it names the announced master with an epoch not older than the one
+     * known, or does not answer within the command timeout, the client follows the announcement.
+     * On the worker thread.
      */
-    private void follow(Ear from, String host, int port) {
-        if (closed || follower.current().is(host, port)) {
-            return;
-        }
-        CompletableFuture<Named> epoch = from.ask();
-        MasterConnections next = connectTo(host, port);
-        if (next == null) {
-            return;
-        }
-        long learnt = -1;
+    private void follow(Ear from, MasterConnections doubted, String host, int port) {
         try {
-            Named named = epoch.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            if (named.host().equals(host) && named.port() == port) {
-                learnt = named.epoch();
+            MasterConnections now = follower.current();
+            if (closed || now.is(host, port)) {
+                return;
             }
-        } catch (ExecutionException | TimeoutException e) {
-            log.debug("sentinel {} did not tell the new configuration's epoch: {}", from.address(), e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();   // closing
+            if (now != doubted) {
+                from.resolve();   // the client has moved since: checked as an announcement about another master
+                return;
+            }
+            CompletableFuture<Named> asked = from.ask();
+            MasterConnections next = connectTo(host, port);
+            Named named = null;
+            try {
+                named = asked.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                log.debug("sentinel {} did not tell the new configuration's epoch: {}", from.address(), e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();   // closing
+            }
+            if (named != null && !(named.host().equals(host) && named.port() == port)) {
+                closeUnused(next);
+                consider(from, named);   // the sentinel has moved on since, or back
+                return;
+            }
+            // Older, not "not newer": one configuration epoch names one master (askFor pairs them
+            // at one moment), so an equal epoch is the configuration the client already has.
+            if (named != null && named.epoch() != UNKNOWN_EPOCH && named.epoch() < knownEpoch) {
+                closeUnused(next);
+                log.info("sentinel {} names {}:{} with configuration epoch {}, older than the {} the client knows:"
+                        + " it lags behind; staying on {}", from.address(), host, port, named.epoch(), knownEpoch, now);
+                return;
+            }
+            now.markStale();
+            if (next != null) {
+                switchTo(next, named == null ? -1 : named.epoch());
+            }
+        } finally {
+            doubted.checked();
         }
-        switchTo(next, learnt);
+    }
+
+    private static void closeUnused(MasterConnections next) {
+        if (next != null) {
+            next.close();
+        }
     }
 
     /**
@@ -237,13 +280,20 @@ final class SentinelWatch {
             knownEpoch = Math.max(knownEpoch, named.epoch());
             return;
         }
+        if (named.epoch() == UNKNOWN_EPOCH) {
+            // The sentinel is failing the master over: ask it again once it is done (its
+            // announcement of the switch may come first and move the client).
+            log.debug("sentinel {} is failing the master over to {}:{}; asking it again", from.address(),
+                    named.host(), named.port());
+            schedule(from::resolve, RETRY_MILLIS);
+            return;
+        }
         if (named.epoch() <= knownEpoch) {
             log.debug("sentinel {} names {}:{} with configuration epoch {}, older than the {} known; ignored",
                     from.address(), named.host(), named.port(), named.epoch(), knownEpoch);
             return;
         }
-        now.staleSinceNanos = System.nanoTime();
-        now.stale = true;
+        now.markStale();
         log.info("sentinel {} names {}:{} the master of {} (configuration epoch {}, the client knew {}), not {};"
                 + " following it", from.address(), named.host(), named.port(), uri.getSentinelMasterId(), named.epoch(),
                 knownEpoch, now);
@@ -390,20 +440,34 @@ final class SentinelWatch {
     }
 
     /**
-     * Asks a sentinel, in one round trip, for the master's address ({@code SENTINEL
-     * GET-MASTER-ADDR-BY-NAME}, which names the promoted replica as soon as the failover has
-     * reconfigured it, as Lettuce asks) and the configuration epoch ({@code SENTINEL MASTER}).
+     * Asks a sentinel, in one round trip, for the master and the configuration epoch it is the
+     * master of, as one pair taken at one moment. {@code SENTINEL MASTER} changes the master's
+     * address and the epoch together (a sentinel adopts a newer configuration from its peers in one
+     * step, and ends its own failover in one), except while the sentinel itself fails the master
+     * over: it then adopts the new epoch when the promoted replica reports itself master, before it
+     * moves the address. So outside a failover of its own the answer is that reply's address and
+     * epoch; during one, it is the promoted replica's address as {@code SENTINEL
+     * GET-MASTER-ADDR-BY-NAME} names it (as Lettuce asks) with the epoch unknown ({@link
+     * #UNKNOWN_EPOCH}). Two separate answers, one of each command, cannot be paired: they may
+     * straddle the promotion and pair the old master's address with the new epoch, and a client
+     * that recorded that pair would take the true switch that follows for a stale one.
      */
     static CompletableFuture<Named> askFor(StatefulRedisSentinelConnection<String, String> connection,
             String masterId) {
         CompletableFuture<SocketAddress> address = connection.async().getMasterAddrByName(masterId).toCompletableFuture();
         CompletableFuture<Map<String, String>> master = connection.async().master(masterId).toCompletableFuture();
         return address.thenCombine(master, (named, state) -> {
+            String flags = state.getOrDefault("flags", "");
+            String ip = state.get("ip");
+            String port = state.get("port");
+            String epoch = state.get("config-epoch");
+            if (!flags.contains("failover_in_progress") && ip != null && port != null && epoch != null) {
+                return new Named(ip, Integer.parseInt(port), Long.parseLong(epoch));
+            }
             if (!(named instanceof InetSocketAddress at)) {
                 throw new IllegalStateException("the sentinel names no master " + masterId + ": " + named);
             }
-            String epoch = state.get("config-epoch");
-            return new Named(at.getHostString(), at.getPort(), epoch == null ? 0 : Long.parseLong(epoch));
+            return new Named(at.getHostString(), at.getPort(), UNKNOWN_EPOCH);
         });
     }
 }
