@@ -13,9 +13,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.dao.CannotAcquireLockException;
 import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.ExpirableLockRegistry;
@@ -88,6 +90,13 @@ import org.springframework.scheduling.TaskScheduler;
  * the store throws the {@link SynchronizerUnavailableException}; the lock is released in this JVM,
  * and the hold ends in the store with its lease at the latest.
  *
+ * <h2>Shutdown</h2>
+ * {@link #destroy()}, which a Spring context calls when it closes (before it closes the
+ * {@code Synchronizers} the registry was made from, since the registry depends on it), releases in
+ * the store every hold that threads of this JVM still have through this registry, so that another
+ * process does not wait for a lease to run out: a stopped {@code LockRegistryLeaderInitiator}'s
+ * leadership passes at once.
+ *
  * <h2>Cost</h2>
  * A first acquisition and the last unlock are one round trip each (one per node, in parallel, for a
  * quorum lock); a reentrant {@code lock()} and any but the last {@code unlock()} none; a reentrant
@@ -97,7 +106,7 @@ import org.springframework.scheduling.TaskScheduler;
  * <p>Thread-safe. {@link Condition}s are not supported.
  */
 public final class SynchronizersLockRegistry
-        implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock> {
+        implements ExpirableLockRegistry<DistributedLock>, RenewableLockRegistry<DistributedLock>, DisposableBean {
 
     private final Function<String, ? extends dev.synchronizers.DistributedLock> locks;
     private final boolean fair;
@@ -261,6 +270,19 @@ public final class SynchronizersLockRegistry
         return lock;
     }
 
+    /**
+     * Releases in the store every hold that threads of this JVM still have through this registry
+     * (one round trip each), so that other processes need not wait for their leases to run out. Called
+     * by a Spring context when it closes. The owners are not interrupted: their last {@code unlock()}
+     * then only releases the lock in this JVM; a reentrant {@code tryLock} of theirs returns false,
+     * as for a lost hold (the unlocks they still owe then throw {@link ConcurrentModificationException}). A hold the store had lost already, or that it does not answer for, is left to its lease.
+     * Holds taken while or after this runs are not released by it. The registry stays usable.
+     */
+    @Override
+    public void destroy() {
+        registry.values().forEach(KeyLock::letGo);
+    }
+
     /** Returns whether this registry is fair, e.g. {@code SynchronizersLockRegistry[fair, 3 locks]}. */
     @Override
     public String toString() {
@@ -287,8 +309,8 @@ public final class SynchronizersLockRegistry
         private final String name;
         private final dev.synchronizers.DistributedLock store;
         final ReentrantLock local;
-        /** The store's hold; written by the thread that holds {@code local}. */
-        private volatile LockHandle handle;
+        /** The store's hold: set by the thread that holds {@code local}, taken by its unlock or by destroy(). */
+        private final AtomicReference<LockHandle> handle = new AtomicReference<>();
         /** The fixed lease the hold has, or null for a hold the watchdog renews. */
         private volatile Duration ttl;
         private volatile long lastUsedNanos = System.nanoTime();
@@ -465,7 +487,7 @@ public final class SynchronizersLockRegistry
                 return false;
             }
             if (local.getHoldCount() > 1) {
-                LockHandle current = handle;
+                LockHandle current = handle.get();
                 boolean held;
                 try {
                     held = current != null && current.verify();
@@ -526,9 +548,12 @@ public final class SynchronizersLockRegistry
                 local.unlock();
                 return;
             }
-            LockHandle current = handle;
-            handle = null;
+            LockHandle current = handle.getAndSet(null);
             ttl = null;
+            if (current == null) {
+                local.unlock();   // let go by destroy(): nothing left in the store
+                return;
+            }
             try {
                 current.release();
             } catch (LostHoldException e) {
@@ -553,7 +578,7 @@ public final class SynchronizersLockRegistry
             if (local.getHoldCount() == 1) {
                 return false;
             }
-            LockHandle current = handle;
+            LockHandle current = handle.get();
             if (current != null && current.isHeld()) {
                 return true;
             }
@@ -567,8 +592,7 @@ public final class SynchronizersLockRegistry
          */
         private void forgetLostHolds(int keep) {
             int dropped = local.getHoldCount() - keep;
-            LockHandle current = handle;
-            handle = null;
+            LockHandle current = handle.getAndSet(null);
             ttl = null;
             LostHoldException cause = settle(current);
             for (int i = 0; i < dropped; i++) {
@@ -611,13 +635,13 @@ public final class SynchronizersLockRegistry
         }
 
         private void take(LockHandle taken, Duration lease) {
-            handle = taken;
+            handle.set(taken);
             ttl = lease;
             lastUsedNanos = System.nanoTime();
         }
 
         void renew(Duration newTtl) {
-            LockHandle current = handle;
+            LockHandle current = handle.get();
             if (current == null) {
                 throw new IllegalStateException("lock " + name + " is not held");
             }
@@ -632,11 +656,23 @@ public final class SynchronizersLockRegistry
         }
 
         long token() {
-            LockHandle current = handle;
+            LockHandle current = handle.get();
             if (current == null) {
                 throw new IllegalStateException("lock " + name + " is not held");
             }
             return current.fencingToken();
+        }
+
+        /** Releases the store's hold, whoever owns it here, for {@link #destroy()}. */
+        void letGo() {
+            LockHandle current = handle.getAndSet(null);
+            if (current != null) {
+                try {
+                    current.release();
+                } catch (RuntimeException e) {
+                    // Lost already, or not answered: the hold ends with its lease either way.
+                }
+            }
         }
 
         private RuntimeException translate(RuntimeException e) {
