@@ -145,7 +145,8 @@ public final class SynchronizersLockRegistry
      * Creates a fair registry: the lock of a key is {@code synchronizers.fairLock(name)}, which
      * grants waiters of every client in the order they arrived at the store, and the threads of this
      * registry that wait for one key go to the store in the order they asked (a fair
-     * {@link ReentrantLock}). The untimed {@code tryLock()} barges, as {@code ReentrantLock}'s does.
+     * {@link ReentrantLock}). The untimed {@code tryLock()} barges ahead of this JVM's waiting
+     * threads, as {@code ReentrantLock}'s does, but not ahead of the store's queue.
      *
      * @param synchronizers the client that holds the locks
      * @return a fair registry
@@ -167,8 +168,9 @@ public final class SynchronizersLockRegistry
      */
     @Override
     public DistributedLock obtain(Object lockKey) {
-        String name = name(lockKey);
-        return registry.computeIfAbsent(name, this::newLock);
+        KeyLock lock = registry.computeIfAbsent(name(lockKey), this::newLock);
+        lock.touch();
+        return lock;
     }
 
     private KeyLock newLock(String name) {
@@ -327,6 +329,10 @@ public final class SynchronizersLockRegistry
             this.local = new ReentrantLock(fair);
         }
 
+        void touch() {
+            lastUsedNanos = System.nanoTime();
+        }
+
         long unusedFor(long now) {
             if (local.isLocked() || local.hasQueuedThreads()) {
                 return Long.MIN_VALUE;
@@ -359,7 +365,7 @@ public final class SynchronizersLockRegistry
          */
         @Override
         public void lock(Duration ttl) {
-            lockUninterruptibly(requireNonNull(ttl, "ttl"));
+            lockUninterruptibly(checkTtl(ttl));
         }
 
         private void lockUninterruptibly(Duration ttl) {
@@ -477,8 +483,7 @@ public final class SynchronizersLockRegistry
         @Override
         public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
             requireNonNull(waitTime, "waitTime");
-            requireNonNull(ttl, "ttl");
-            return tryLockFor(saturatedNanos(waitTime), ttl, false);
+            return tryLockFor(saturatedNanos(waitTime), checkTtl(ttl), false);
         }
 
         private boolean tryLockFor(long waitNanos, Duration ttl, boolean barge) throws InterruptedException {
@@ -680,6 +685,14 @@ public final class SynchronizersLockRegistry
                 return new CannotAcquireLockException("Failed to lock " + name + ": the store did not answer", e);
             }
             return e;
+        }
+
+        private static Duration checkTtl(Duration ttl) {
+            requireNonNull(ttl, "ttl");
+            if (ttl.compareTo(Duration.ofMillis(1)) < 0) {
+                throw new IllegalArgumentException("ttl must be at least 1 ms: " + ttl);
+            }
+            return ttl;
         }
 
         private static long saturatedNanos(Duration d) {

@@ -571,6 +571,45 @@ class SynchronizersLockRegistryTest {
             return got;
         }), "nothing held locally either");
         assertThrows(UnsupportedOperationException.class, lock::newCondition);
+
+        lock.lock();
+        assertThrows(IllegalArgumentException.class, () -> lock.lock(Duration.ZERO), "also when re-entering");
+        assertThrows(IllegalArgumentException.class, () -> lock.tryLock(Duration.ZERO, Duration.ZERO));
+        lock.unlock();
+        assertThrows(IllegalStateException.class, lock::unlock, "the refused calls counted no hold");
+    }
+
+    /* --------------- destroy --------------- */
+
+    @Test
+    void destroy_releasesTheHoldsInTheStore_andTheOwnersUnlockOnlyLocally() throws Exception {
+        SynchronizersLockRegistry registry = registry();
+        Lock lock = registry.obtain("foo");
+        Lock other = registry.obtain("bar");
+        Lock theirs = registry().obtain("foo");
+        lock.lock();
+        CountDownLatch destroyed = new CountDownLatch(1);
+        Future<Boolean> owner = executor.submit(() -> {
+            other.lock();
+            destroyed.await();
+            other.unlock();   // only in this JVM: the store's hold was let go
+            return true;
+        });
+        await("the other thread holds bar", () -> admin.exists(key("bar")) == 1);
+
+        registry.destroy();
+        assertEquals(0, admin.exists(key("foo")));
+        assertEquals(0, admin.exists(key("bar")));
+        assertTrue(theirs.tryLock(), "another process need not wait for a lease");
+        destroyed.countDown();
+        assertTrue(owner.get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        lock.unlock();
+        assertThrows(IllegalStateException.class, lock::unlock);
+        assertEquals(1, admin.exists(key("foo")), "their hold is untouched");
+        theirs.unlock();
+        assertTrue(lock.tryLock(), "the registry stays usable");
+        lock.unlock();
     }
 
     /* --------------- executeLocked, fair registry --------------- */
