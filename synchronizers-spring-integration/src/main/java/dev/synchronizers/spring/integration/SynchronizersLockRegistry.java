@@ -380,7 +380,9 @@ public final class SynchronizersLockRegistry
                         take(ttl == null ? store.acquire() : store.acquire(ttl), ttl);
                         return;
                     } catch (InterruptedException e) {
-                        // Uninterruptible: wait again, and set the status again on the way out.
+                        // Uninterruptible: wait again (with the status clear, or the wait would end at
+                        // once), and set the status again on the way out.
+                        Thread.interrupted();
                         interrupted = true;
                     } catch (RuntimeException e) {
                         local.unlock();
