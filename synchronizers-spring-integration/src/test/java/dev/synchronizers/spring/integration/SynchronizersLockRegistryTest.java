@@ -312,6 +312,21 @@ class SynchronizersLockRegistryTest {
         lock.unlock();
     }
 
+    /** "Re-entering a held lock leaves its lease as it is" */
+    @Test
+    void reentering_withATtl_leavesTheLeaseAsItIs() throws InterruptedException {
+        DistributedLock lock = registry().obtain("foo");
+        lock.lock(Duration.ofMinutes(7));
+        lock.lock(Duration.ofSeconds(5));
+        assertTrue(lock.tryLock(Duration.ZERO, Duration.ofSeconds(5)));
+        long pttl = admin.pttl(key("foo"));
+        assertTrue(pttl > 360_000, "still the first lease: " + pttl);
+        lock.unlock();
+        lock.unlock();
+        lock.unlock();
+        assertEquals(0, admin.exists(key("foo")));
+    }
+
     /** RedisLockRegistryTests.testTryLockWithCustomTtl */
     @Test
     void tryLockWithTtl_isAFixedLease() throws InterruptedException {
