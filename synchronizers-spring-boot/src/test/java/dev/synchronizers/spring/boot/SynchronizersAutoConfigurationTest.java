@@ -267,6 +267,24 @@ class SynchronizersAutoConfigurationTest {
                 .run(context -> assertThat(context).hasNotFailed().hasSingleBean(Synchronizers.class));
     }
 
+    /** Without Spring Boot's health support on the class path: no indicator, and start-up does not fail. */
+    @Test
+    void withoutHealthSupport_noIndicator() {
+        runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.health"))
+                .withPropertyValues("synchronizers.uri=" + server.uri())
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(Synchronizers.class)
+                        .doesNotHaveBean("synchronizersHealthIndicator"));
+    }
+
+    /** Without Spring Boot's Redis support on the class path: the properties alone, and no fallback bean. */
+    @Test
+    void withoutBootRedisSupport_usesTheProperties() {
+        runner.withClassLoader(new FilteredClassLoader(DataRedisConnectionDetails.class))
+                .withPropertyValues("synchronizers.uri=" + server.uri())
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(Synchronizers.class)
+                        .doesNotHaveBean("synchronizersBootRedisTarget"));
+    }
+
     /* --------------- backing off --------------- */
 
     /** A Synchronizers of the application's: none of ours; health and the lock provider use the application's. */
