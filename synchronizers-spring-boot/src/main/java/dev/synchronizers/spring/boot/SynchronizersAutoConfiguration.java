@@ -205,22 +205,31 @@ public final class SynchronizersAutoConfiguration {
 
     /* --------------- health --------------- */
 
-    /** The {@code synchronizers} health indicator. */
+    /**
+     * The {@code synchronizers} health indicator, when Spring Boot's health support is on the class
+     * path. Two levels: the outer class's class condition keeps the inner one, whose
+     * {@code @ConditionalOnEnabledHealthIndicator} names a class of that support, from being read
+     * at all without it.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
-    @ConditionalOnEnabledHealthIndicator("synchronizers")
     static class HealthConfiguration {
 
-        @Bean
-        @ConditionalOnMissingBean(name = "synchronizersHealthIndicator")
-        SynchronizersHealthIndicator synchronizersHealthIndicator(ObjectProvider<Redlock> redlock,
-                ObjectProvider<Synchronizers> synchronizers) {
-            Redlock quorum = redlock.getIfUnique();
-            if (quorum != null) {
-                return new SynchronizersHealthIndicator(quorum::lock, quorum.toString());
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnEnabledHealthIndicator("synchronizers")
+        static class EnabledHealthConfiguration {
+
+            @Bean
+            @ConditionalOnMissingBean(name = "synchronizersHealthIndicator")
+            SynchronizersHealthIndicator synchronizersHealthIndicator(ObjectProvider<Redlock> redlock,
+                    ObjectProvider<Synchronizers> synchronizers) {
+                Redlock quorum = redlock.getIfUnique();
+                if (quorum != null) {
+                    return new SynchronizersHealthIndicator(quorum::lock, quorum.toString());
+                }
+                Synchronizers client = synchronizers.getObject();
+                return new SynchronizersHealthIndicator(client::lock, client.toString());
             }
-            Synchronizers client = synchronizers.getObject();
-            return new SynchronizersHealthIndicator(client::lock, client.toString());
         }
     }
 
