@@ -4,6 +4,7 @@ import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.redis.metrics.MicrometerRecorder;
 import dev.synchronizers.redis.metrics.Recorder;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,6 +42,8 @@ final class ClientOptions {
     private Function<String, String> meterNameTag;
     /** Where async stages complete; null for the client's own small pool. */
     private Executor asyncExecutor;
+    /** The Lettuce resources of the clients the entry point creates; null for resources of their own. */
+    private ClientResources clientResources;
 
     /** Options with the defaults: key prefix {@code "sync"}, lease 30 s, command timeout 5 s, no listeners, no meters. */
     ClientOptions() {
@@ -56,10 +59,25 @@ final class ClientOptions {
         copy.meterRegistry = meterRegistry;
         copy.meterNameTag = meterNameTag;
         copy.asyncExecutor = asyncExecutor;
+        copy.clientResources = clientResources;
         return copy;
     }
 
     /* --------------- settings --------------- */
+
+    /**
+     * Sets the Lettuce resources (event loops, timers) of the clients the entry point creates.
+     *
+     * @throws NullPointerException if {@code resources} is null
+     */
+    void clientResources(ClientResources resources) {
+        this.clientResources = Objects.requireNonNull(resources, "clientResources must not be null");
+    }
+
+    /** The Lettuce resources of the clients the entry point creates, or null for resources of their own. */
+    ClientResources clientResources() {
+        return clientResources;
+    }
 
     /**
      * Sets where async stages complete ({@code releaseAsync()} and the like).

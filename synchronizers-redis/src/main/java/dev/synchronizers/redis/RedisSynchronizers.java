@@ -22,6 +22,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -374,6 +375,26 @@ public final class RedisSynchronizers implements Synchronizers {
         }
 
         /**
+         * Shares {@code resources} (Lettuce's event loops, timers and DNS resolver) with the Lettuce
+         * client this builder creates, instead of the client creating resources of its own: one set
+         * of Netty threads for the whole application, e.g. the {@code ClientResources} bean that
+         * Spring Boot makes. Only the resources are shared: the client keeps this library's client
+         * options (no command replay after a reconnect, TCP keep-alive, cluster topology refresh),
+         * and {@link RedisSynchronizers#close()} closes the client but never shuts the resources
+         * down; their owner does, after closing this client. Ignored when a client is passed to
+         * {@link #client(RedisClient, RedisURI)} or {@link #client(RedisClusterClient)}, which
+         * already has its resources. By default, the client creates and shuts down its own.
+         *
+         * @param resources the resources to share, not shut down while this client is open
+         * @return this builder
+         * @throws NullPointerException if {@code resources} is null
+         */
+        public Builder clientResources(ClientResources resources) {
+            options.clientResources(resources);
+            return this;
+        }
+
+        /**
          * Sets the prefix of every key and channel, so that several applications can share one Redis
          * without their names meeting. Clients coordinate only if they use the same prefix.
          *
@@ -575,14 +596,14 @@ public final class RedisSynchronizers implements Synchronizers {
         private Topology connect() {
             Duration commandTimeout = options.commandTimeout();
             if (clusterSeeds != null || clusterClient != null) {
-                return ClusterTopology.connect(clusterClient, clusterSeeds == null ? List.of() : clusterSeeds,
+                return ClusterTopology.connect(clusterClient, options.clientResources(), clusterSeeds == null ? List.of() : clusterSeeds,
                         ClusterTopology.clientOptions(commandTimeout), commandTimeout);
             }
             if (!uri.getSentinels().isEmpty()) {
-                return SentinelTopology.connect(client, uri, StandaloneTopology.clientOptions(commandTimeout),
+                return SentinelTopology.connect(client, options.clientResources(), uri, StandaloneTopology.clientOptions(commandTimeout),
                         commandTimeout);
             }
-            return StandaloneTopology.connect(client, uri, StandaloneTopology.clientOptions(commandTimeout),
+            return StandaloneTopology.connect(client, options.clientResources(), uri, StandaloneTopology.clientOptions(commandTimeout),
                     commandTimeout);
         }
     }

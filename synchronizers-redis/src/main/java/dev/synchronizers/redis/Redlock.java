@@ -10,6 +10,7 @@ import dev.synchronizers.redis.wakeup.FanOutTransport;
 import dev.synchronizers.redis.wakeup.PubSubTransport;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -109,7 +110,8 @@ public final class Redlock implements AutoCloseable {
         Duration drift = Duration.ofMillis(driftMillis(leaseMillis));
         List<RedlockNode> built = new ArrayList<>();
         for (int i = 0; i < uris.size(); i++) {
-            built.add(new RedlockNode(i, uris.get(i), timeout, leaseMillis, drift, clientId, metrics));
+            built.add(new RedlockNode(i, uris.get(i), options.clientResources(), timeout, leaseMillis, drift, clientId,
+                    metrics));
         }
         int reachable = 0;
         RuntimeException first = null;
@@ -432,6 +434,24 @@ public final class Redlock implements AutoCloseable {
          */
         public Builder lostHoldListener(LostHoldListener listener) {
             options.lostHoldListener(listener);
+            return this;
+        }
+
+        /**
+         * Shares {@code resources} (Lettuce's event loops, timers and DNS resolver) with the
+         * Lettuce client of every node, instead of each node's client creating resources of its
+         * own: one set of Netty threads for the whole application, e.g. the {@code ClientResources}
+         * bean that Spring Boot makes. Only the resources are shared: each node's client keeps this
+         * library's client options, and {@link Redlock#close()} closes the clients but never shuts
+         * the resources down; their owner does, after closing this client. By default, each node's
+         * client creates and shuts down its own.
+         *
+         * @param resources the resources to share, not shut down while this client is open
+         * @return this builder
+         * @throws NullPointerException if {@code resources} is null
+         */
+        public Builder clientResources(ClientResources resources) {
+            options.clientResources(resources);
             return this;
         }
 

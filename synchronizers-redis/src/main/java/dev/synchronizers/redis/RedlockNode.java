@@ -8,6 +8,7 @@ import dev.synchronizers.redis.wakeup.LazyTransport;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.protocol.AsyncCommand;
 import io.lettuce.core.protocol.Command;
@@ -34,6 +35,8 @@ final class RedlockNode {
 
     private final int index;
     private final RedisURI uri;
+    /** Shared Lettuce resources for the node's client, or null for resources of its own. */
+    private final ClientResources resources;
     private final Duration timeout;
     private final ScriptRegistry scripts;
     private final Watchdog watchdog;
@@ -43,9 +46,10 @@ final class RedlockNode {
     private volatile StandaloneTopology topology;
     private volatile boolean closed;
 
-    RedlockNode(int index, RedisURI uri, Duration timeout, long leaseMillis, Duration drift, String clientId,
-            Recorder metrics) {
+    RedlockNode(int index, RedisURI uri, ClientResources resources, Duration timeout, long leaseMillis, Duration drift,
+            String clientId, Recorder metrics) {
         this.index = index;
+        this.resources = resources;
         this.uri = uri;
         this.timeout = timeout;
         this.commands = lazyCommands();
@@ -92,7 +96,7 @@ final class RedlockNode {
             if (topology != null || closed) {
                 return null;
             }
-            StandaloneTopology connected = StandaloneTopology.connect(null, uri,
+            StandaloneTopology connected = StandaloneTopology.connect(null, resources, uri,
                     StandaloneTopology.clientOptions(timeout), timeout);
             // Follow-ups that failed while the node was down go out as soon as it is back.
             connected.onReconnect(watchdog.followUps()::retryNow);

@@ -751,7 +751,7 @@ class SentinelTest {
         long previousEpoch = configEpoch(laggingCommands);
         RedisServer current = sentinels.failover();
         Duration timeout = Duration.ofSeconds(2);
-        SentinelTopology topology = opened.add(SentinelTopology.connect(null,
+        SentinelTopology topology = opened.add(SentinelTopology.connect(null, null,
                 io.lettuce.core.RedisURI.create("redis-sentinel://" + lagging.host() + ":" + lagging.port() + "#"
                         + RedisSentinels.MASTER_NAME),
                 StandaloneTopology.clientOptions(timeout), timeout));

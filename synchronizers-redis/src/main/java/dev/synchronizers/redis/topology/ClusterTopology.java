@@ -7,6 +7,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -97,6 +98,8 @@ public final class ClusterTopology implements Topology {
      *
      * @param given a Lettuce cluster client configured by the caller, or null to create one for
      *     {@code seeds} configured by {@code options}
+     * @param resources the Lettuce resources (event loops, timers) of a client this topology creates,
+     *     shared with their owner and not shut down here; or null for resources of the client's own
      * @param seeds some of the cluster's nodes (any one that answers is enough); ignored if
      *     {@code given} is set
      * @param options the options of a client this topology creates
@@ -104,9 +107,10 @@ public final class ClusterTopology implements Topology {
      * @return the connected topology
      * @throws SynchronizerUnavailableException if no seed can be reached within the timeout
      */
-    public static ClusterTopology connect(RedisClusterClient given, List<RedisURI> seeds, ClusterClientOptions options,
-            Duration timeout) {
-        RedisClusterClient client = given != null ? given : RedisClusterClient.create(seeds);
+    public static ClusterTopology connect(RedisClusterClient given, ClientResources resources, List<RedisURI> seeds,
+            ClusterClientOptions options, Duration timeout) {
+        RedisClusterClient client = given != null ? given
+                : resources != null ? RedisClusterClient.create(resources, seeds) : RedisClusterClient.create(seeds);
         if (given == null) {
             client.setOptions(options);
         }

@@ -9,6 +9,7 @@ import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
@@ -111,6 +112,8 @@ public final class SentinelTopology implements Topology {
      *
      * @param given a Lettuce client configured by the caller, or null to create one configured by
      *     {@code options}
+     * @param resources the Lettuce resources (event loops, timers) of a client this topology creates,
+     *     shared with their owner and not shut down here; or null for resources of the client's own
      * @param uri a {@code redis-sentinel://} URI
      * @param options the options of a client this topology creates
      * @param timeout the command timeout, which bounds connecting too: each sentinel asked in turn,
@@ -119,8 +122,10 @@ public final class SentinelTopology implements Topology {
      * @throws SynchronizerUnavailableException if no sentinel names the master, or the master it
      *     names cannot be reached, each within the timeout
      */
-    public static SentinelTopology connect(RedisClient given, RedisURI uri, ClientOptions options, Duration timeout) {
-        RedisClient client = given != null ? given : RedisClient.create();
+    public static SentinelTopology connect(RedisClient given, ClientResources resources, RedisURI uri, ClientOptions options,
+            Duration timeout) {
+        RedisClient client = given != null ? given
+                : resources != null ? RedisClient.create(resources) : RedisClient.create();
         if (given == null) {
             client.setOptions(options);
         }

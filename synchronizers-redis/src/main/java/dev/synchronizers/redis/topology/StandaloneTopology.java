@@ -8,6 +8,7 @@ import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -84,14 +85,18 @@ public final class StandaloneTopology implements Topology {
      *
      * @param given a Lettuce client configured by the caller, or null to create one configured by
      *     {@code options}
+     * @param resources the Lettuce resources (event loops, timers) of a client this topology creates,
+     *     shared with their owner and not shut down here; or null for resources of the client's own
      * @param uri the server
      * @param options the options of a client this topology creates
      * @param timeout the command timeout, which bounds connecting too
      * @return the connected topology
      * @throws SynchronizerUnavailableException if the server cannot be reached within the timeout
      */
-    public static StandaloneTopology connect(RedisClient given, RedisURI uri, ClientOptions options, Duration timeout) {
-        RedisClient client = given != null ? given : RedisClient.create();
+    public static StandaloneTopology connect(RedisClient given, ClientResources resources, RedisURI uri, ClientOptions options,
+            Duration timeout) {
+        RedisClient client = given != null ? given
+                : resources != null ? RedisClient.create(resources) : RedisClient.create();
         if (given == null) {
             client.setOptions(options);
         }
