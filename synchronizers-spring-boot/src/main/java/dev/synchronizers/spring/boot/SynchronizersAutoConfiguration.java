@@ -4,6 +4,7 @@ import dev.synchronizers.Synchronizers;
 import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.shedlock.SynchronizersLockProvider;
+import dev.synchronizers.spring.integration.SynchronizersLockRegistry;
 import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
@@ -28,6 +29,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.integration.support.locks.LockRegistry;
 
 /**
  * Auto-configuration of the synchronizers: one client for the application, made from the
@@ -46,6 +48,9 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  *   <li>a ShedLock {@code LockProvider} ({@link SynchronizersLockProvider}) when
  *       {@code synchronizers-shedlock} is on the class path; over the Redlock if there is one, else
  *       over the {@code Synchronizers}; its mode from {@code synchronizers.shedlock.mode}.
+ *   <li>a Spring Integration {@code LockRegistry} ({@link SynchronizersLockRegistry}) when
+ *       {@code synchronizers-spring-integration} is on the class path; over the Redlock if there is
+ *       one, else over the {@code Synchronizers}; fair if {@code synchronizers.lock-registry.fair}.
  * </ul>
  *
  * <p>The client shares Spring Boot's Lettuce {@code ClientResources} bean (its event loops) when
@@ -259,9 +264,31 @@ public final class SynchronizersAutoConfiguration {
         }
     }
 
-    // Spring Integration's SynchronizersLockRegistry goes here, as one more nested configuration
-    // guarded by @ConditionalOnClass on the registry and @ConditionalOnMissingBean(LockRegistry.class),
-    // over the Redlock if there is one, else the Synchronizers, as ShedLockConfiguration does.
+    /**
+     * A Spring Integration {@code LockRegistry}, when {@code synchronizers-spring-integration} is on
+     * the class path and the application defines no {@code LockRegistry}.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({LockRegistry.class, SynchronizersLockRegistry.class})
+    static class LockRegistryConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(LockRegistry.class)
+        SynchronizersLockRegistry synchronizersLockRegistry(SynchronizersProperties properties,
+                ObjectProvider<Redlock> redlock, ObjectProvider<Synchronizers> synchronizers) {
+            Redlock quorum = redlock.getIfUnique();
+            boolean fair = properties.getLockRegistry().isFair();
+            if (quorum != null) {
+                if (fair) {
+                    throw new IllegalStateException("synchronizers.lock-registry.fair=true is not available with"
+                            + " synchronizers.redlock.nodes: a Redlock has no fair lock");
+                }
+                return new SynchronizersLockRegistry(quorum::lock);
+            }
+            return fair ? SynchronizersLockRegistry.fair(synchronizers.getObject())
+                    : new SynchronizersLockRegistry(synchronizers.getObject());
+        }
+    }
 
     /* --------------- conditions --------------- */
 

@@ -72,6 +72,8 @@ public class SynchronizersProperties {
 
     private final Shedlock shedlock = new Shedlock();
 
+    private final LockRegistry lockRegistry = new LockRegistry();
+
     /** Creates the properties with their defaults. */
     public SynchronizersProperties() {
     }
@@ -444,6 +446,47 @@ public class SynchronizersProperties {
          */
         public void setTimeout(Duration timeout) {
             this.timeout = timeout;
+        }
+    }
+
+    /**
+     * Returns the settings of the Spring Integration {@code LockRegistry} bean.
+     *
+     * @return the lock registry settings
+     */
+    public LockRegistry getLockRegistry() {
+        return lockRegistry;
+    }
+
+    /** {@code synchronizers.lock-registry.*}: the Spring Integration LockRegistry bean. */
+    public static class LockRegistry {
+
+        /**
+         * Whether the registry's locks are fair: granted in order of request, across clients (the
+         * store's fair lock) and among this application's threads. Not for Redlock.
+         */
+        private boolean fair;
+
+        /** Creates the settings with the defaults: not fair. */
+        public LockRegistry() {
+        }
+
+        /**
+         * Returns whether the registry's locks are fair.
+         *
+         * @return true for fair locks, default false
+         */
+        public boolean isFair() {
+            return fair;
+        }
+
+        /**
+         * Sets whether the registry's locks are fair.
+         *
+         * @param fair true for fair locks
+         */
+        public void setFair(boolean fair) {
+            this.fair = fair;
         }
     }
 

@@ -8,6 +8,7 @@ import dev.synchronizers.Synchronizers;
 import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.shedlock.SynchronizersLockProvider;
+import dev.synchronizers.spring.integration.SynchronizersLockRegistry;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import io.lettuce.core.RedisClient;
@@ -40,6 +41,8 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.integration.support.locks.DefaultLockRegistry;
+import org.springframework.integration.support.locks.LockRegistry;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -350,6 +353,58 @@ class SynchronizersAutoConfigurationTest {
         runner.withClassLoader(new FilteredClassLoader(SynchronizersLockProvider.class))
                 .withPropertyValues("synchronizers.uri=" + server.uri())
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean("synchronizersLockProvider"));
+    }
+
+    /* --------------- Spring Integration present or absent --------------- */
+
+    /**
+     * Spring Integration and synchronizers-spring-integration on the class path: a
+     * SynchronizersLockRegistry whose locks exclude another client's.
+     */
+    @Test
+    void springIntegrationPresent_definesALockRegistryOverTheClient() {
+        String prefix = "boot-registry-" + java.util.UUID.randomUUID();
+        runner.withPropertyValues("synchronizers.uri=" + server.uri(), "synchronizers.key-prefix=" + prefix)
+                .run(context -> {
+                    LockRegistry<?> registry = context.getBean(LockRegistry.class);
+                    assertThat(registry).isInstanceOf(SynchronizersLockRegistry.class);
+                    java.util.concurrent.locks.Lock lock = registry.obtain("boot-registry");
+                    assertThat(lock.tryLock()).isTrue();
+                    try (RedisSynchronizers other = RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                            .build()) {
+                        assertThat(other.lock("boot-registry").isLocked()).as("held in Redis").isTrue();
+                    } finally {
+                        lock.unlock();
+                    }
+                });
+    }
+
+    /** synchronizers.lock-registry.fair=true: the registry's locks are fair ones. */
+    @Test
+    void lockRegistryFair_isTheFairRegistry() {
+        runner.withPropertyValues("synchronizers.uri=" + server.uri(), "synchronizers.lock-registry.fair=true")
+                .run(context -> assertThat(context.getBean(SynchronizersLockRegistry.class).toString())
+                        .startsWith("SynchronizersLockRegistry[fair,"));
+    }
+
+    /** A LockRegistry of the application's own: ours backs off. */
+    @Test
+    void userLockRegistry_backsOff() {
+        runner.withPropertyValues("synchronizers.uri=" + server.uri())
+                .withBean("mine", LockRegistry.class, DefaultLockRegistry::new)
+                .run(context -> assertThat(context).hasSingleBean(LockRegistry.class)
+                        .doesNotHaveBean("synchronizersLockRegistry"));
+    }
+
+    /** Spring Integration absent (either jar): no LockRegistry, and start-up does not fail. */
+    @Test
+    void springIntegrationAbsent_noLockRegistry() {
+        runner.withClassLoader(new FilteredClassLoader(LockRegistry.class))
+                .withPropertyValues("synchronizers.uri=" + server.uri())
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean("synchronizersLockRegistry"));
+        runner.withClassLoader(new FilteredClassLoader(SynchronizersLockRegistry.class))
+                .withPropertyValues("synchronizers.uri=" + server.uri())
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean("synchronizersLockRegistry"));
     }
 
     /* --------------- configuration metadata --------------- */
