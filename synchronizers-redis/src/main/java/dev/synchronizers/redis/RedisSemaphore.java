@@ -121,9 +121,9 @@ final class RedisSemaphore implements DistributedSemaphore {
 
     @Override
     public boolean trySetPermits(int permits) {
-        checkNotNegative("permits", permits);
+        // Negative is allowed, as Semaphore's constructor allows it: nobody acquires until it is raised.
         machinery.checkOpen();
-        return machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_SET, new String[] {keys.total()},
+        return machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_SET, new String[] {keys.total(), keys.holds()},
                 Integer.toString(permits)), what("set the permits of")) == 1L;
     }
 
@@ -266,7 +266,12 @@ final class RedisSemaphore implements DistributedSemaphore {
                 }
                 SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_ACQUIRE, reply);
                 if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
-                    throw exceedsTotal(permits, decoded.value());
+                    if (ofHandle) {
+                        throw exceedsTotal(permits, decoded.value());
+                    }
+                    // More than the total: wait out of line, as Semaphore waits, until addPermits
+                    // raises it (its script wakes such waiters), or a lease at most.
+                    return new Attempt(false, -1, machinery.leaseMillis, sent);
                 }
                 if (decoded.outcome() == Outcome.ACQUIRED) {
                     booked.accept(record(waiter, permits, sent, ofHandle));
@@ -350,7 +355,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         }
         SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_TRY, reply);
         if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
-            throw exceedsTotal(permits, decoded.value());
+            // As Semaphore.tryAcquire(n) with n above what it can ever have: false, not an exception.
+            return 0;
         }
         if (decoded.outcome() == Outcome.GIVEN_UP) {
             throw new IllegalStateException(what("") + ": acquisition " + grant + " was already given up");
