@@ -33,7 +33,12 @@ for grant, keep in string.gmatch(grants, '(%S+)=(%d+)') do
   names[#names + 1] = grant
   keeps[#keeps + 1] = tonumber(keep)
 end
+-- The grants are read with the hints when they are few (nearly always one or two); many are read
+-- in batches, as Lua unpacks a few thousand values at most.
 local fields, ttl_keys, waiter = names, {holds, leases, queue, places, asks}, nil
+if #names > 500 then
+  fields = {}
+end
 
 -- shared: semaphore-load
 -- Besides the grants, the holdings hash keeps what each call would otherwise recompute, read here
@@ -140,8 +145,14 @@ end
 -- end shared
 
 local heldv = {unpack(state, 6)}
-if purged and #names > 0 then
-  heldv = redis.call('HMGET', holds, unpack(names))
+if purged or #fields < #names then
+  heldv = {}
+  for i = 1, #names, 500 do
+    local batch = redis.call('HMGET', holds, unpack(names, i, math.min(i + 499, #names)))
+    for j = 1, #batch do
+      heldv[i + j - 1] = batch[j]
+    end
+  end
 end
 local current = {}
 for i, grant in ipairs(names) do
@@ -240,9 +251,9 @@ end
 
 -- Ended grants leave only now, after the served ones joined leases, so that the key is never
 -- emptied (and created afresh, without a TTL) in between.
-if #ended > 0 then
-  redis.call('HDEL', holds, unpack(ended))
-  redis.call('ZREM', leases, unpack(ended))
+for i = 1, #ended, 500 do
+  redis.call('HDEL', holds, unpack(ended, i, math.min(i + 499, #ended)))
+  redis.call('ZREM', leases, unpack(ended, i, math.min(i + 499, #ended)))
 end
 local reply = finish({released, table.concat(missing, ' ')})
 

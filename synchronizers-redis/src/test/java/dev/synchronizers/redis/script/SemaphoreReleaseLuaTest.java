@@ -341,6 +341,23 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         assertEquals(List.of("c2:1:1"), sem.queueOrder());
     }
 
+    /** Many grants in one release (more than Lua unpacks at once): each ends, and the sum is right. */
+    @Test
+    void release_twelveHundredGrantsInOneCall_endsThemAll() throws Exception {
+        lua.redis.set(sem.total, "1300");
+        StringBuilder keep = new StringBuilder();
+        for (int i = 0; i < 1200; i++) {
+            hold("g" + i, 1);
+            keep.append(i == 0 ? "" : " ").append("g").append(i).append("=0");
+        }
+        hold("other", 1);
+
+        assertEquals(List.of(1200L, ""), lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), keep.toString()));
+
+        assertEquals(Map.of("other", "1", ":sum", "1"), sem.holdings());
+        assertEquals(List.of("other"), lua.redis.zrange(sem.leases, 0, -1));
+    }
+
     @Test
     void release_seventyWaitersAndAHundredFree_grantsAllSeventyInOrder() throws Exception {
         lua.redis.set(sem.total, "100");
