@@ -69,6 +69,13 @@ import org.slf4j.LoggerFactory;
  * nothing: leaving gives back a grant it has not claimed, atomically. A lost message costs time,
  * not permits: the waiter's next try claims the grant. {@code tryAcquire()} without a timeout
  * barges, as {@link java.util.concurrent.Semaphore#tryAcquire()} does even on a fair semaphore.
+ * A waiter asking for more than the total waits out of line (it blocks nobody), woken by a growth
+ * of the total ({@code released} from semaphore-add.lua) or after a lease at most, as {@code
+ * Semaphore} waits for permits it may never get; a handle's acquisition refuses it instead.
+ *
+ * <p>Redis work: in the steady state a queued acquire is 7 commands and a release that serves the
+ * next waiter 13, scripts included; the scripts keep in the holdings the counters and time bounds
+ * they would otherwise recompute (see semaphore-acquire.lua and docs/benchmarks.md).
  *
  * <p>Unknown outcomes: an acquiring call whose reply does not come in time may have run, or may
  * still run. Its caller gets {@link SynchronizerUnavailableException}, and the acquisition is given
