@@ -11,6 +11,8 @@
 -- ARGV[2] permits   how many, > 0
 -- ARGV[3] lease_ms  lease of the permits, in milliseconds
 -- ARGV[4] place_ms  lease of a place in the queue, in milliseconds
+-- ARGV[5] above     "wait": asking for more than the total, the caller waits for it to grow (marked
+--                   for semaphore-add.lua to wake); "refuse": the caller fails, and nothing is written
 --
 -- Permits are counted per grant, never per client: a grant is renewed, released and given back
 -- under its own name, so nothing done for one acquisition can touch another's permits, and every
@@ -20,12 +22,12 @@
 --                         call); available is what is left for others
 --         {0, wait_ms}    queued (or kept in place); wait_ms: how long until permits can come free
 --                         without a wake-up (no later than the earliest grant lease or place ends)
---         {-1, total}     more permits asked for than the total; the waiter left the line (and growth of
---                         the total will publish 'released')
+--         {-1, total}     more permits asked for than the total; the waiter left the line (and, for
+--                         "wait", growth of the total will publish 'released')
 --         {-2, 0}         this acquisition was given up before this call ran; nothing changed
 local total_key, holds, leases, queue, places, asks, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local waiter, permits = ARGV[1], tonumber(ARGV[2])
-local lease_ms, place_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
+local lease_ms, place_ms, above = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 
 -- shared: publish
 -- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
@@ -239,10 +241,12 @@ end
 -- More than the total: the caller waits out of line for the total to grow, and ':over' asks
 -- semaphore-add.lua to wake it then.
 if permits > total then
-  pending[':over'] = 1
-  must_write = true
-  force_ttl = true
-  need_until = math.max(need_until, now_ms + place_ms)
+  if above == 'wait' then
+    pending[':over'] = 1
+    must_write = true
+    force_ttl = true
+    need_until = math.max(need_until, now_ms + place_ms)
+  end
   return finish({-1, total})
 end
 

@@ -256,7 +256,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         String leaseMillis = Long.toString(machinery.leaseMillis);
         QueuePlace place = new QueuePlace(machinery, waiter, Script.SEMAPHORE_RENEW_PLACE, keys.forPlace(),
                 Script.SEMAPHORE_LEAVE, keys.forQueue(), what(""), leaseMillis);
-        String[] args = {waiter, Integer.toString(permits), leaseMillis, leaseMillis};
+        // Above the total, a handle's acquisition is refused (nothing written); any other waits.
+        String[] args = {waiter, Integer.toString(permits), leaseMillis, leaseMillis, ofHandle ? "refuse" : "wait"};
         return acquirer.acquire(new Acquirer.Step() {
             @Override
             public Attempt attempt(boolean subscribed) {

@@ -42,7 +42,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     private List<Object> acquire(String client, String waiter, long permits, long leaseMs, long placeMs)
             throws Exception {
         return lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), waiter, Long.toString(permits),
-                Long.toString(leaseMs), Long.toString(placeMs));
+                Long.toString(leaseMs), Long.toString(placeMs), "wait");
     }
 
     private List<Object> acquire(String client, String waiter, long permits) throws Exception {
@@ -100,6 +100,18 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         assertEquals(Map.of(), sem.holdings(), "no grant");
         assertEquals("1", lua.redis.hget(sem.holds, ":over"), "growth of the total will wake the caller");
         lua.assertTtlAtMost(sem.holds, 2 * PLACE_MS);
+        assertEquals("3", lua.redis.get(sem.total));
+    }
+
+    @Test
+    void acquire_moreThanTheTotalRefused_returnsMinusOneAndTheTotalAndWritesNothing() throws Exception {
+        lua.redis.set(sem.total, "3");
+
+        assertEquals(List.of(-1L, 3L), lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), "c1:1:1", "4", "60000", "30000",
+                "refuse"));
+
+        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases, sem.queue, sem.places, sem.asks),
+                "nothing is held, queued, asked or marked");
         assertEquals("3", lua.redis.get(sem.total));
     }
 
