@@ -9,20 +9,34 @@ import java.util.concurrent.TimeUnit;
  * A counting semaphore whose permits live in a shared store, so that it bounds a resource across
  * every client that uses the same name.
  *
- * <p>Unlike {@link java.util.concurrent.Semaphore}, permits are owned: they belong to the client
- * that acquired them, any thread of that client may release them, and a client cannot release more
- * than it holds. Held permits are leased and renewed by the watchdog, so a client that dies returns
- * its permits when its lease runs out. The total is set once with {@link #trySetPermits(int)} and
- * changed with {@link #addPermits(int)}.
+ * <p>Permits are owned: they belong to the client that acquired them, any thread of that client
+ * may release them, and a client cannot release more than it holds. Held permits are leased and
+ * renewed by the watchdog, so a client that dies returns its permits when its lease runs out. The
+ * total is set once with {@link #trySetPermits(int)} and changed with {@link #addPermits(int)}.
+ *
+ * <p><b>The one deliberate difference from {@link java.util.concurrent.Semaphore}.</b> There,
+ * {@code release()} by a thread that never acquired simply adds a permit. Here, releasing permits
+ * this client does not hold throws {@link IllegalStateException} and changes nothing: owned
+ * permits are what let a crashed client's permits come back, and let no client give away
+ * another's. To hand out new permits, raise the total instead:
+ * <pre>{@code
+ * Semaphore local = new Semaphore(0);       DistributedSemaphore shared = synchronizers.semaphore("jobs");
+ * ...                                        shared.trySetPermits(0);
+ * local.release(3);   // 3 new permits       shared.addPermits(3);   // 3 new permits, for every client
+ * }</pre>
+ * Everything else follows {@code Semaphore}: a negative total is accepted
+ * ({@link #trySetPermits(int)}); {@link #tryAcquire(int)} with more permits than the total returns
+ * false; {@link #acquire(int)} and {@link #tryAcquire(int, long, TimeUnit)} with more permits than
+ * the total wait, for the total to grow by {@link #addPermits(int)} and the permits to be free,
+ * honouring interrupts and timeouts; and negative requests throw {@link IllegalArgumentException}.
  *
  * <p>Waiters are served in the order they arrived at the store, across all clients, as on a fair
  * {@code java.util.concurrent.Semaphore}: a waiter asking for more permits than are free blocks the
  * waiters behind it, so a large request is never starved by a stream of small ones. The untimed
  * {@link #tryAcquire()} and {@link #tryAcquire(int)} barge, and {@link #drainPermits()} takes what
  * is free now. A release hands its permits to the waiters first in line, who then hold them
- * without asking the store again; nobody else is woken. Asking for more permits
- * than the current total fails at once with {@link IllegalArgumentException} rather than waiting
- * for a total that may never grow.
+ * without asking the store again; nobody else is woken. A waiter asking for more permits than
+ * the current total waits out of line (it blocks nobody) and is woken when the total grows.
  *
  * <p>Permits that one thread takes and another returns, or that must not mix with the client's
  * other permits, are taken as a {@link PermitHandle} ({@link #acquirePermits(int)},
@@ -44,20 +58,25 @@ public interface DistributedSemaphore {
     String name();
 
     /**
-     * Sets the total number of permits if it has not been set yet.
+     * Sets the total number of permits if it has not been set yet. A negative total is accepted,
+     * as {@link java.util.concurrent.Semaphore#Semaphore(int)} accepts it: nobody acquires until
+     * {@link #addPermits(int)} raises it above what is held.
      *
-     * @param permits the total; must not be negative
+     * @param permits the total; may be negative
      * @return true if the total was set, false if it had been set already (nothing changes)
-     * @throws IllegalArgumentException if {@code permits} is negative
      */
     boolean trySetPermits(int permits);
 
     /**
      * Changes the total number of permits by {@code delta}; a negative delta shrinks it. Permits
-     * held beyond a shrunk total stay held until released.
+     * held beyond a shrunk total stay held until released. This is how new permits are handed out
+     * (where {@link java.util.concurrent.Semaphore#release(int)} would be called without an
+     * acquire): the new permits go to the waiters first in line, and wake those waiting for the
+     * total to grow. Growth is always taken, also of a negative total.
      *
      * @param delta the change to the total
-     * @throws IllegalArgumentException if the total would become negative
+     * @throws IllegalArgumentException if {@code delta} is negative and the total would become
+     *     negative; nothing changes
      */
     void addPermits(int delta);
 
@@ -66,17 +85,18 @@ public interface DistributedSemaphore {
      *
      * @throws InterruptedException if the current thread is interrupted on entry or while waiting;
      *     the interrupt status is cleared, nothing is taken and the waiter leaves the queue
-     * @throws IllegalArgumentException if the total is zero
      */
     void acquire() throws InterruptedException;
 
     /**
      * Acquires {@code permits} permits, waiting until they are all available or the thread is
-     * interrupted. Zero permits succeed at once.
+     * interrupted. Zero permits succeed at once. More permits than the total wait, as on {@link
+     * java.util.concurrent.Semaphore}, until {@link #addPermits(int)} raises the total far enough
+     * and they are free.
      *
      * @param permits the number of permits
      * @throws InterruptedException if the current thread is interrupted on entry or while waiting
-     * @throws IllegalArgumentException if {@code permits} is negative or exceeds the total
+     * @throws IllegalArgumentException if {@code permits} is negative
      */
     void acquire(int permits) throws InterruptedException;
 
@@ -91,8 +111,9 @@ public interface DistributedSemaphore {
      * Acquires {@code permits} permits if they are all available now.
      *
      * @param permits the number of permits
-     * @return true if the permits were acquired
-     * @throws IllegalArgumentException if {@code permits} is negative or exceeds the total
+     * @return true if the permits were acquired; false if fewer are free, also when {@code permits}
+     *     exceeds the total
+     * @throws IllegalArgumentException if {@code permits} is negative
      */
     boolean tryAcquire(int permits);
 
@@ -108,19 +129,21 @@ public interface DistributedSemaphore {
 
     /**
      * Acquires {@code permits} permits if they all become available within the waiting time.
+     * More permits than the total wait, for the total to grow, as {@link #acquire(int)} does.
      *
      * @param permits the number of permits
      * @param timeout the longest time to wait
      * @param unit the unit of {@code timeout}
      * @return true if the permits were acquired, false if the waiting time elapsed first
      * @throws InterruptedException if the current thread is interrupted on entry or while waiting
-     * @throws IllegalArgumentException if {@code permits} is negative or exceeds the total
+     * @throws IllegalArgumentException if {@code permits} is negative
      */
     boolean tryAcquire(int permits, long timeout, TimeUnit unit) throws InterruptedException;
 
     /**
      * Releases one permit held by this client, not counting the permits of its
-     * {@linkplain PermitHandle handles}.
+     * {@linkplain PermitHandle handles}. Unlike {@link java.util.concurrent.Semaphore#release()}, it
+     * never creates a permit: use {@link #addPermits(int)} for that.
      *
      * @throws IllegalStateException if this client holds no permit outside handles; nothing changes
      */

@@ -1,11 +1,11 @@
 -- semaphore-release.lua: release permits of named grants, and serve the waiters first in line with the permits now free.
 --
 -- KEYS[1] total     string  the total number of permits
--- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum' -> permits all live grants hold
+-- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum', ':total', ':lmin', ':pmin', ':ttl' (see semaphore-acquire.lua)
 -- KEYS[3] leases    zset    grant -> end of its lease, server time in ms
 -- KEYS[4] queue     zset    waiter -> arrival order; only waiters not yet served
 -- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms
--- KEYS[6] asks      hash    waiter -> permits it asked for
+-- KEYS[6] asks      hash    waiter -> "<permits it asked for> <end of its place>"
 -- KEYS[7] wakeups   channel 'granted:<waiter>' is published for each waiter served from the line
 -- ARGV[1] grants    space-separated "<grant>=<keep>": each grant keeps at most <keep> permits (0: ends)
 --
@@ -28,42 +28,156 @@ redis.replicate_commands()
 
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-
--- Grants whose lease ran out (dead or cut-off clients, given-up marks) return to the pool; places
--- that ran out (dead waiters) are dropped.
--- shared: purge-grants
-for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
-  -- 0 - n, not -n: Lua writes minus zero as "-0", which HINCRBY refuses.
-  redis.call('HINCRBY', holds, ':sum', 0 - tonumber(redis.call('HGET', holds, gone) or '0'))
-  redis.call('HDEL', holds, gone)
+local names, keeps = {}, {}
+for grant, keep in string.gmatch(grants, '(%S+)=(%d+)') do
+  names[#names + 1] = grant
+  keeps[#keeps + 1] = tonumber(keep)
 end
-redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)
+-- The grants are read with the hints when they are few (nearly always one or two); many are read
+-- in batches, as Lua unpacks a few thousand values at most.
+local fields, ttl_keys, waiter = names, {holds, leases, queue, places, asks}, nil
+if #names > 500 then
+  fields = {}
+end
+
+-- shared: semaphore-load
+-- Besides the grants, the holdings hash keeps what each call would otherwise recompute, read here
+-- in one HMGET with the fields the script asks for: ':sum' the permits live grants hold; ':total'
+-- a copy of the total (dropped whenever the total changes); ':lmin' and ':pmin' a time no later
+-- than the end of any grant's lease and of any place in line, so that the purges look only once
+-- one can have run out; ':ttl' a time until which every key of the semaphore that exists lives. A
+-- missing hint counts as 0 (look, set the TTLs) and is recomputed, so no hint promises more than
+-- is true. Changes to the hash are gathered in `pending` and written by finish() in one HSET.
+local NONE = 9007199254740991
+local state = redis.call('HMGET', holds, ':sum', ':total', ':lmin', ':pmin', ':ttl', unpack(fields))
+local existed = state[1] or state[2] or state[3] or state[4] or state[5]
+local sum = tonumber(state[1] or '0')
+local total = tonumber(state[2] or redis.call('GET', total_key) or '0')
+local lmin, pmin, ttl_until = tonumber(state[3] or '0'), tonumber(state[4] or '0'), tonumber(state[5] or '0')
+local pending, must_write, force_ttl, need_until = {}, false, false, 0
+if not state[2] and redis.call('EXISTS', total_key) == 1 then
+  pending[':total'] = total
+end
+local function leased(key, score, member)
+  -- Every ZADD of a lease or a place keeps its hint a lower bound.
+  redis.call('ZADD', key, score, member)
+  if key == leases and score < lmin then
+    lmin = score
+    pending[':lmin'] = lmin
+  elseif key == places and score < pmin then
+    pmin = score
+    pending[':pmin'] = pmin
+  end
+  need_until = math.max(need_until, score)
+end
+local function finish(reply)
+  -- The hash first (it may be new), then the TTLs: only when the ':ttl' hint does not promise
+  -- them or a key may just have been created, and then for twice as long, so that most calls set
+  -- none. Scripts that do not hold every key (ttl_keys) set theirs as long as needed, every time.
+  local refresh = need_until > 0 and (force_ttl or ttl_until < need_until)
+  local keep_ms = need_until - now_ms
+  if refresh and #ttl_keys == 5 then
+    keep_ms = 2 * keep_ms
+    pending[':ttl'] = now_ms + keep_ms
+  end
+  if existed or must_write or refresh then
+    local args = {}
+    for field, value in pairs(pending) do
+      args[#args + 1] = field
+      args[#args + 1] = value
+    end
+    if #args > 0 then
+      redis.call('HSET', holds, unpack(args))
+    end
+  end
+  if refresh then
+    for _, key in ipairs(ttl_keys) do
+      local ttl = redis.call('PTTL', key)
+      if ttl ~= -2 and ttl < keep_ms then
+        redis.call('PEXPIRE', key, keep_ms)
+      end
+    end
+  end
+  return reply
+end
+-- end shared
+-- shared: purge-grants
+-- Grants whose lease ran out (dead or cut-off clients, given-up marks) return to the pool, looked
+-- for only once one can have run out; afterwards ':lmin' is the earliest lease left.
+local purged = false
+if lmin <= now_ms then
+  local gone = redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)
+  for i = 1, #gone, 1000 do
+    local batch = {unpack(gone, i, math.min(i + 999, #gone))}
+    local held = redis.call('HMGET', holds, unpack(batch))
+    for j = 1, #batch do
+      sum = sum - tonumber(held[j] or '0')
+    end
+    redis.call('HDEL', holds, unpack(batch))
+  end
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)
+    pending[':sum'] = sum
+    purged = true
+  end
+  lmin = tonumber(redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]) or NONE
+  pending[':lmin'] = lmin
+end
+-- Live grants are in leases: while one is, writing to leases cannot create the key afresh.
+local live = sum > 0
 -- end shared
 -- shared: purge-semaphore-places
-for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
-  redis.call('ZREM', queue, gone)
-  redis.call('HDEL', asks, gone)
+-- Places that ran out (dead waiters) are dropped, looked for only once one can have run out;
+-- afterwards ':pmin' is the earliest place left.
+if pmin <= now_ms then
+  local gone = redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)
+  for i = 1, #gone, 1000 do
+    local batch = {unpack(gone, i, math.min(i + 999, #gone))}
+    redis.call('ZREM', queue, unpack(batch))
+    redis.call('HDEL', asks, unpack(batch))
+  end
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+  end
+  pmin = tonumber(redis.call('ZRANGE', places, 0, 0, 'WITHSCORES')[2]) or NONE
+  pending[':pmin'] = pmin
 end
-redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 -- end shared
 
-local total = tonumber(redis.call('GET', total_key) or '0')
-local free = total - tonumber(redis.call('HGET', holds, ':sum') or '0')
-
-local released, missing = 0, {}
-for grant, keep in string.gmatch(grants, '(%S+)=(%d+)') do
-  keep = tonumber(keep)
-  local held = tonumber(redis.call('HGET', holds, grant) or '0')
+local heldv = {unpack(state, 6)}
+if purged or #fields < #names then
+  heldv = {}
+  for i = 1, #names, 500 do
+    local batch = redis.call('HMGET', holds, unpack(names, i, math.min(i + 499, #names)))
+    for j = 1, #batch do
+      heldv[i + j - 1] = batch[j]
+    end
+  end
+end
+local current = {}
+for i, grant in ipairs(names) do
+  if current[grant] == nil then
+    current[grant] = heldv[i] or false
+  end
+end
+local free = total - sum
+local released, missing, ended = 0, {}, {}
+for i, grant in ipairs(names) do
+  local held, keep = tonumber(current[grant] or '0'), keeps[i]
   if held <= 0 then
     missing[#missing + 1] = grant
   elseif held > keep then
     released = released + held - keep
-    redis.call('HINCRBY', holds, ':sum', keep - held)
+    sum = sum - (held - keep)
+    pending[':sum'] = sum
+    must_write = true
     if keep == 0 then
-      redis.call('HDEL', holds, grant)
-      redis.call('ZREM', leases, grant)
+      ended[#ended + 1] = grant
+      pending[grant] = nil
+      current[grant] = false
     else
-      redis.call('HSET', holds, grant, keep)
+      pending[grant] = keep
+      current[grant] = tostring(keep)
     end
   end
 end
@@ -71,50 +185,89 @@ free = free + released
 
 -- shared: serve-line
 -- Serve the line: while the first waiter's ask fits, it takes the permits as its own grant, leased
--- until its place would have ended, and is told by name. A first waiter without a live place or
--- an ask (dead, or left half-written) cannot be served and is dropped.
-local served_until = 0
-while true do
-  local first = redis.call('ZRANGE', queue, 0, 0)[1]
-  if not first then
+-- until its place would have ended, and is told by name (unless it is this call's own waiter). A
+-- first waiter without a live place or an ask (dead, or left half-written) cannot be served and
+-- is dropped. Each waiter asks for one permit at least, so no more than `free` can be served: the
+-- line is read that many at a time, with their asks, and not read again while it serves them.
+-- An ask is "<permits> <end of its place>" (the place's end copied, so that serving reads one
+-- key); a bare "<permits>" has the end read from places.
+local served, served_until, blocked = {}, 0, false
+while free > 0 and not blocked do
+  local firsts = redis.call('ZRANGE', queue, 0, math.min(free, 100) - 1)
+  if #firsts == 0 then
     break
   end
-  local ask = tonumber(redis.call('HGET', asks, first) or '0')
-  local place_end = tonumber(redis.call('ZSCORE', places, first) or '0')
-  if ask <= 0 or place_end <= now_ms then
-    redis.call('ZREM', queue, first)
-    redis.call('ZREM', places, first)
-    redis.call('HDEL', asks, first)
-  elseif free <= 0 then
-    break
-  elseif ask > total then
-    -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
-    redis.call(publish, wakeups, first)
-    break
-  elseif ask > free then
-    break
-  else
-    redis.call('ZREM', queue, first)
-    redis.call('ZREM', places, first)
-    redis.call('HDEL', asks, first)
-    redis.call('HSET', holds, first, ask)
-    redis.call('HINCRBY', holds, ':sum', ask)
-    redis.call('ZADD', leases, place_end, first)
-    served_until = math.max(served_until, place_end)
-    free = free - ask
-    redis.call(publish, wakeups, 'granted:' .. first)
-  end
-end
-if served_until > 0 then
-  for _, key in ipairs({holds, leases}) do
-    if redis.call('PTTL', key) < served_until - now_ms then
-      redis.call('PEXPIRE', key, served_until - now_ms)
+  local records = redis.call('HMGET', asks, unpack(firsts))
+  local out = {}
+  for i, first in ipairs(firsts) do
+    local ask, place_end = 0, 0
+    if records[i] then
+      local a, e = string.match(records[i], '^(%d+) (%d+)$')
+      if a then
+        ask, place_end = tonumber(a), tonumber(e)
+      else
+        ask = tonumber(records[i]) or 0
+        place_end = tonumber(redis.call('ZSCORE', places, first) or '0')
+      end
     end
+    if ask <= 0 or place_end <= now_ms then
+      out[#out + 1] = first
+    elseif free <= 0 then
+      blocked = true
+    elseif ask > total then
+      -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
+      redis.call(publish, wakeups, first)
+      blocked = true
+    elseif ask > free then
+      blocked = true
+    else
+      out[#out + 1] = first
+      if not live then
+        force_ttl = true
+      end
+      pending[first] = ask
+      sum = sum + ask
+      pending[':sum'] = sum
+      must_write = true
+      leased(leases, place_end, first)
+      served[first] = true
+      served_until = math.max(served_until, place_end)
+      free = free - ask
+      if first ~= waiter then
+        redis.call(publish, wakeups, 'granted:' .. first)
+      end
+    end
+    if blocked then
+      break
+    end
+  end
+  if #out > 0 then
+    redis.call('ZREM', queue, unpack(out))
+    redis.call('ZREM', places, unpack(out))
+    redis.call('HDEL', asks, unpack(out))
   end
 end
 -- end shared
 
-if tonumber(redis.call('HGET', holds, ':sum') or '0') <= 0 and redis.call('HLEN', holds) <= 1 then
-  redis.call('DEL', holds)
+-- Ended grants leave only now, after the served ones joined leases, so that the key is never
+-- emptied (and created afresh, without a TTL) in between.
+for i = 1, #ended, 500 do
+  redis.call('HDEL', holds, unpack(ended, i, math.min(i + 499, #ended)))
+  redis.call('ZREM', leases, unpack(ended, i, math.min(i + 499, #ended)))
 end
-return {released, table.concat(missing, ' ')}
+local reply = finish({released, table.concat(missing, ' ')})
+
+-- Nothing held and no grant or mark left: the holdings go, hints and all.
+if sum <= 0 then
+  local any = false
+  for _, field in ipairs(redis.call('HKEYS', holds)) do
+    if string.sub(field, 1, 1) ~= ':' then
+      any = true
+      break
+    end
+  end
+  if not any then
+    redis.call('DEL', holds)
+  end
+end
+return reply

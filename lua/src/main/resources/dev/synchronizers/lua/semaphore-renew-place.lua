@@ -3,7 +3,7 @@
 --
 -- KEYS[3i-2] queue i    zset   waiter -> arrival order; only waiters not yet served
 -- KEYS[3i-1] places i   zset   waiter -> end of its place's lease, server time in ms; queued or granted
--- KEYS[3i]   asks i     hash   waiter -> permits it asked for; queued or granted
+-- KEYS[3i]   asks i     hash   waiter -> "<permits it asked for> <end of its place>"
 -- ARGV[1]    place_ms   lease to give every place still queued, in milliseconds
 -- ARGV[i+1]  waiter i   "<client-uuid>:<thread-id>:<attempt>" waiting in queue i
 --
@@ -25,7 +25,14 @@ for i = 1, #KEYS / 3 do
   local place_end = redis.pcall('ZSCORE', places, waiter)
   if type(redis.pcall('ZSCORE', queue, waiter)) == 'string' and type(place_end) == 'string'
       and tonumber(place_end) > now_ms then
-    redis.call('ZADD', places, now_ms + place_ms, waiter)
+    -- Never earlier than it was (the ':pmin' hint stays a lower bound), and copied into the ask,
+    -- which serving reads.
+    local place_end = math.max(tonumber(place_end), now_ms + place_ms)
+    redis.call('ZADD', places, place_end, waiter)
+    local ask = redis.call('HGET', asks, waiter)
+    if ask then
+      redis.call('HSET', asks, waiter, string.match(ask, '^(%d+)') .. ' ' .. place_end)
+    end
     for _, key in ipairs({queue, places, asks}) do
       if redis.call('PTTL', key) < place_ms then
         redis.call('PEXPIRE', key, place_ms)

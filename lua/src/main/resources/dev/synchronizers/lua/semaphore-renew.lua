@@ -25,6 +25,12 @@ for i = 1, #KEYS / 2 do
   if type(lease_end) == 'string' and tonumber(lease_end) > now_ms and type(held) == 'string'
       and tonumber(held) > 0 then
     redis.call('ZADD', leases, now_ms + lease_ms, grant)
+    -- A shorter lease than before moves the end earlier: the ':lmin' hint (see
+    -- semaphore-acquire.lua) must stay no later than every lease's end.
+    local lmin = redis.call('HGET', holds, ':lmin')
+    if lmin and now_ms + lease_ms < tonumber(lmin) then
+      redis.call('HSET', holds, ':lmin', now_ms + lease_ms)
+    end
     for _, key in ipairs({holds, leases}) do
       if redis.call('PTTL', key) < lease_ms then
         redis.call('PEXPIRE', key, lease_ms)

@@ -1,7 +1,7 @@
 -- semaphore-try.lua: take permits for one grant if they are free now, ahead of any queue (tryAcquire() barges).
 --
 -- KEYS[1] total     string  the total number of permits
--- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum' -> permits all live grants hold
+-- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum', ':total', ':lmin', ':pmin', ':ttl' (see semaphore-acquire.lua)
 -- KEYS[3] leases    zset    grant -> end of its lease, server time in ms
 -- ARGV[1] grant     "<client-uuid>:<thread-id>:<attempt>": this acquisition, unique
 -- ARGV[2] permits   how many, >= 0; 0 takes what is available ("drain")
@@ -20,45 +20,124 @@ redis.replicate_commands()
 
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+-- Holding only the grants' keys, it refreshes their TTLs itself and leaves ':ttl' alone.
+local fields, ttl_keys, queue, places = {grant}, {holds, leases}, nil, nil
 
--- Same purge as semaphore-acquire.lua: grants whose lease ran out return to the pool.
--- shared: purge-grants
-for _, gone in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)) do
-  -- 0 - n, not -n: Lua writes minus zero as "-0", which HINCRBY refuses.
-  redis.call('HINCRBY', holds, ':sum', 0 - tonumber(redis.call('HGET', holds, gone) or '0'))
-  redis.call('HDEL', holds, gone)
+-- shared: semaphore-load
+-- Besides the grants, the holdings hash keeps what each call would otherwise recompute, read here
+-- in one HMGET with the fields the script asks for: ':sum' the permits live grants hold; ':total'
+-- a copy of the total (dropped whenever the total changes); ':lmin' and ':pmin' a time no later
+-- than the end of any grant's lease and of any place in line, so that the purges look only once
+-- one can have run out; ':ttl' a time until which every key of the semaphore that exists lives. A
+-- missing hint counts as 0 (look, set the TTLs) and is recomputed, so no hint promises more than
+-- is true. Changes to the hash are gathered in `pending` and written by finish() in one HSET.
+local NONE = 9007199254740991
+local state = redis.call('HMGET', holds, ':sum', ':total', ':lmin', ':pmin', ':ttl', unpack(fields))
+local existed = state[1] or state[2] or state[3] or state[4] or state[5]
+local sum = tonumber(state[1] or '0')
+local total = tonumber(state[2] or redis.call('GET', total_key) or '0')
+local lmin, pmin, ttl_until = tonumber(state[3] or '0'), tonumber(state[4] or '0'), tonumber(state[5] or '0')
+local pending, must_write, force_ttl, need_until = {}, false, false, 0
+if not state[2] and redis.call('EXISTS', total_key) == 1 then
+  pending[':total'] = total
 end
-redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)
+local function leased(key, score, member)
+  -- Every ZADD of a lease or a place keeps its hint a lower bound.
+  redis.call('ZADD', key, score, member)
+  if key == leases and score < lmin then
+    lmin = score
+    pending[':lmin'] = lmin
+  elseif key == places and score < pmin then
+    pmin = score
+    pending[':pmin'] = pmin
+  end
+  need_until = math.max(need_until, score)
+end
+local function finish(reply)
+  -- The hash first (it may be new), then the TTLs: only when the ':ttl' hint does not promise
+  -- them or a key may just have been created, and then for twice as long, so that most calls set
+  -- none. Scripts that do not hold every key (ttl_keys) set theirs as long as needed, every time.
+  local refresh = need_until > 0 and (force_ttl or ttl_until < need_until)
+  local keep_ms = need_until - now_ms
+  if refresh and #ttl_keys == 5 then
+    keep_ms = 2 * keep_ms
+    pending[':ttl'] = now_ms + keep_ms
+  end
+  if existed or must_write or refresh then
+    local args = {}
+    for field, value in pairs(pending) do
+      args[#args + 1] = field
+      args[#args + 1] = value
+    end
+    if #args > 0 then
+      redis.call('HSET', holds, unpack(args))
+    end
+  end
+  if refresh then
+    for _, key in ipairs(ttl_keys) do
+      local ttl = redis.call('PTTL', key)
+      if ttl ~= -2 and ttl < keep_ms then
+        redis.call('PEXPIRE', key, keep_ms)
+      end
+    end
+  end
+  return reply
+end
+-- end shared
+-- shared: purge-grants
+-- Grants whose lease ran out (dead or cut-off clients, given-up marks) return to the pool, looked
+-- for only once one can have run out; afterwards ':lmin' is the earliest lease left.
+local purged = false
+if lmin <= now_ms then
+  local gone = redis.call('ZRANGEBYSCORE', leases, '-inf', now_ms)
+  for i = 1, #gone, 1000 do
+    local batch = {unpack(gone, i, math.min(i + 999, #gone))}
+    local held = redis.call('HMGET', holds, unpack(batch))
+    for j = 1, #batch do
+      sum = sum - tonumber(held[j] or '0')
+    end
+    redis.call('HDEL', holds, unpack(batch))
+  end
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', leases, '-inf', now_ms)
+    pending[':sum'] = sum
+    purged = true
+  end
+  lmin = tonumber(redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')[2]) or NONE
+  pending[':lmin'] = lmin
+end
+-- Live grants are in leases: while one is, writing to leases cannot create the key afresh.
+local live = sum > 0
 -- end shared
 
-local mine = redis.call('HGET', holds, grant)
+local mine = state[6]
+if purged then
+  mine = redis.call('HGET', holds, grant)
+end
 if mine then
   if tonumber(mine) <= 0 then
-    return {-2, 0}
+    return finish({-2, 0})
   end
-  return {1, tonumber(mine)}
+  return finish({1, tonumber(mine)})
 end
 
-local total = tonumber(redis.call('GET', total_key) or '0')
 if permits > total then
-  return {-1, total}
+  return finish({-1, total})
 end
-local available = total - tonumber(redis.call('HGET', holds, ':sum') or '0')
+local available = total - sum
 local taken = permits
 if permits == 0 then
   taken = math.max(available, 0)
 end
 if permits > 0 and available < permits then
-  return {0, 0}
+  return finish({0, 0})
 end
 if taken > 0 then
-  redis.call('HSET', holds, grant, taken)
-  redis.call('HINCRBY', holds, ':sum', taken)
-  redis.call('ZADD', leases, now_ms + lease_ms, grant)
-  for _, key in ipairs({holds, leases}) do
-    if redis.call('PTTL', key) < lease_ms then
-      redis.call('PEXPIRE', key, lease_ms)
-    end
-  end
+  pending[grant] = taken
+  sum = sum + taken
+  pending[':sum'] = sum
+  must_write = true
+  force_ttl = true
+  leased(leases, now_ms + lease_ms, grant)
 end
-return {1, taken}
+return finish({1, taken})

@@ -69,6 +69,13 @@ import org.slf4j.LoggerFactory;
  * nothing: leaving gives back a grant it has not claimed, atomically. A lost message costs time,
  * not permits: the waiter's next try claims the grant. {@code tryAcquire()} without a timeout
  * barges, as {@link java.util.concurrent.Semaphore#tryAcquire()} does even on a fair semaphore.
+ * A waiter asking for more than the total waits out of line (it blocks nobody), woken by a growth
+ * of the total ({@code released} from semaphore-add.lua) or after a lease at most, as {@code
+ * Semaphore} waits for permits it may never get; a handle's acquisition refuses it instead.
+ *
+ * <p>Redis work: in the steady state a queued acquire is 7 commands and a release that serves the
+ * next waiter 13, scripts included; the scripts keep in the holdings the counters and time bounds
+ * they would otherwise recompute (see semaphore-acquire.lua and docs/benchmarks.md).
  *
  * <p>Unknown outcomes: an acquiring call whose reply does not come in time may have run, or may
  * still run. Its caller gets {@link SynchronizerUnavailableException}, and the acquisition is given
@@ -121,9 +128,9 @@ final class RedisSemaphore implements DistributedSemaphore {
 
     @Override
     public boolean trySetPermits(int permits) {
-        checkNotNegative("permits", permits);
+        // Negative is allowed, as Semaphore's constructor allows it: nobody acquires until it is raised.
         machinery.checkOpen();
-        return machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_SET, new String[] {keys.total()},
+        return machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_SET, new String[] {keys.total(), keys.holds()},
                 Integer.toString(permits)), what("set the permits of")) == 1L;
     }
 
@@ -249,7 +256,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         String leaseMillis = Long.toString(machinery.leaseMillis);
         QueuePlace place = new QueuePlace(machinery, waiter, Script.SEMAPHORE_RENEW_PLACE, keys.forPlace(),
                 Script.SEMAPHORE_LEAVE, keys.forQueue(), what(""), leaseMillis);
-        String[] args = {waiter, Integer.toString(permits), leaseMillis, leaseMillis};
+        // Above the total, a handle's acquisition is refused (nothing written); any other waits.
+        String[] args = {waiter, Integer.toString(permits), leaseMillis, leaseMillis, ofHandle ? "refuse" : "wait"};
         return acquirer.acquire(new Acquirer.Step() {
             @Override
             public Attempt attempt(boolean subscribed) {
@@ -266,7 +274,12 @@ final class RedisSemaphore implements DistributedSemaphore {
                 }
                 SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_ACQUIRE, reply);
                 if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
-                    throw exceedsTotal(permits, decoded.value());
+                    if (ofHandle) {
+                        throw exceedsTotal(permits, decoded.value());
+                    }
+                    // More than the total: wait out of line, as Semaphore waits, until addPermits
+                    // raises it (its script wakes such waiters), or a lease at most.
+                    return new Attempt(false, -1, machinery.leaseMillis, sent);
                 }
                 if (decoded.outcome() == Outcome.ACQUIRED) {
                     booked.accept(record(waiter, permits, sent, ofHandle));
@@ -350,7 +363,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         }
         SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_TRY, reply);
         if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
-            throw exceedsTotal(permits, decoded.value());
+            // As Semaphore.tryAcquire(n) with n above what it can ever have: false, not an exception.
+            return 0;
         }
         if (decoded.outcome() == Outcome.GIVEN_UP) {
             throw new IllegalStateException(what("") + ": acquisition " + grant + " was already given up");

@@ -40,13 +40,26 @@ class DistributedSemaphoreContractTest {
         assertEquals(3, semaphore.availablePermits());
     }
 
-    /** trySetPermits(): "IllegalArgumentException if permits is negative"; nothing changes. */
+    /**
+     * trySetPermits(): "A negative total is accepted, as Semaphore's constructor accepts it: nobody
+     * acquires until addPermits raises it above zero."
+     */
     @ParameterizedTest
     @SynchronizerSpec(kind = Kind.SEMAPHORE)
-    void trySetPermits_negative_throwsAndChangesNothing(DistributedSemaphore semaphore, SpecContext context) {
-        IllegalArgumentException thrown = assertThrows(IllegalArgumentException.class, () -> semaphore.trySetPermits(-3));
-        assertTrue(thrown.getMessage().contains("permits") && thrown.getMessage().contains("-3"), thrown.getMessage());
-        assertTrue(context.keys().isEmpty(), "nothing written: " + context.keys());
+    void trySetPermits_negative_isAcceptedAndNobodyAcquiresUntilRaised(DistributedSemaphore semaphore,
+            SpecContext context) throws Exception {
+        assertTrue(semaphore.trySetPermits(-2));
+        assertEquals(-2, semaphore.availablePermits());
+        assertFalse(semaphore.tryAcquire());
+        assertFalse(semaphore.tryAcquire(1, 100, TimeUnit.MILLISECONDS));
+        assertEquals(0, semaphore.drainPermits(), "nothing to drain");
+        semaphore.addPermits(2);
+        assertEquals(0, semaphore.availablePermits());
+        assertFalse(semaphore.tryAcquire());
+        semaphore.addPermits(1);
+        assertTrue(semaphore.tryAcquire());
+        semaphore.release();
+        assertEquals(1, semaphore.availablePermits());
     }
 
     /** addPermits(): grows the total, and a waiter that needed the new permits gets them. */
@@ -106,19 +119,61 @@ class DistributedSemaphoreContractTest {
         assertTrue(semaphore.tryAcquire(0, 1, TimeUnit.SECONDS));
     }
 
-    /** acquire(permits): "IllegalArgumentException if permits is negative or exceeds the total" — fails fast, never waits. */
+    /** acquire(permits): "IllegalArgumentException if permits is negative"; nothing changes. */
     @ParameterizedTest
     @SynchronizerSpec(kind = Kind.SEMAPHORE)
-    void acquire_negativeOrMoreThanTotal_throwsAndChangesNothing(DistributedSemaphore semaphore, SpecContext context) {
+    void acquire_negative_throwsAndChangesNothing(DistributedSemaphore semaphore, SpecContext context) {
         semaphore.trySetPermits(2);
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> semaphore.acquire(-1));
         assertTrue(negative.getMessage().contains("-1"), negative.getMessage());
-        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class, () -> semaphore.acquire(3));
-        assertTrue(tooMany.getMessage().contains("3") && tooMany.getMessage().contains("2"), tooMany.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> semaphore.tryAcquire(3));
+        assertThrows(IllegalArgumentException.class, () -> semaphore.tryAcquire(-2));
         assertThrows(IllegalArgumentException.class, () -> semaphore.tryAcquire(-2, 1, TimeUnit.SECONDS));
         assertThrows(IllegalArgumentException.class, () -> semaphore.release(-1));
         assertEquals(2, semaphore.availablePermits());
+    }
+
+    /**
+     * acquire(permits): "More permits than the total: waits, as Semaphore does, until addPermits
+     * raises the total far enough and the permits are free."
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquire_moreThanTotal_waitsUntilAddPermitsRaisesIt(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        semaphore.trySetPermits(2);
+        Background<Integer> waiter = Background.start("waiter", () -> {
+            DistributedSemaphore other = context.inOtherClient();
+            other.acquire(3);
+            int left = other.availablePermits();
+            other.release(3);
+            return left;
+        });
+        Await.parked(waiter.thread());
+        semaphore.addPermits(1);
+        assertEquals(0, waiter.get(), "took all three");
+        assertEquals(3, semaphore.availablePermits());
+    }
+
+    /** acquire(permits): more than the total, "InterruptedException if ... interrupted while waiting"; nothing taken. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquire_moreThanTotalInterrupted_throwsAndTakesNothing(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        semaphore.trySetPermits(1);
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            try {
+                semaphore.acquire(2);
+                semaphore.release(2);
+                return false;
+            } catch (InterruptedException e) {
+                return !Thread.currentThread().isInterrupted();
+            }
+        });
+        Await.parked(waiter.thread());
+        waiter.thread().interrupt();
+        assertTrue(waiter.get(), "threw InterruptedException with the status cleared");
+        assertEquals(1, semaphore.availablePermits(), "took nothing");
+        assertEquals(0, context.redis().exists(context.queueKey()), "no place left in the queue");
     }
 
     /** acquire(): "InterruptedException if the current thread is interrupted on entry", even with permits free. */
@@ -173,6 +228,30 @@ class DistributedSemaphoreContractTest {
         assertFalse(semaphore.tryAcquire());
         semaphore.release();
         other.release(2);
+    }
+
+    /** tryAcquire(permits): more than the total: "false", as Semaphore returns, not an exception; nothing changes. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void tryAcquire_moreThanTotal_returnsFalseAndChangesNothing(DistributedSemaphore semaphore, SpecContext context) {
+        semaphore.trySetPermits(2);
+        assertFalse(semaphore.tryAcquire(3));
+        assertFalse(semaphore.tryAcquire(Integer.MAX_VALUE));
+        assertEquals(2, semaphore.availablePermits());
+        assertTrue(semaphore.tryAcquire(2));
+        semaphore.release(2);
+    }
+
+    /** tryAcquire(permits, timeout): more than the total waits, and returns "false if the waiting time elapsed first". */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void tryAcquire_moreThanTotalTimedOut_returnsFalseAndLeavesNoTrace(DistributedSemaphore semaphore,
+            SpecContext context) throws Exception {
+        semaphore.trySetPermits(2);
+        assertFalse(semaphore.tryAcquire(3, 200, TimeUnit.MILLISECONDS));
+        assertFalse(semaphore.tryAcquire(3, 0, TimeUnit.MILLISECONDS));
+        assertEquals(2, semaphore.availablePermits());
+        assertEquals(0, context.redis().exists(context.queueKey()), "no place left in the queue");
     }
 
     /** tryAcquire(timeout): "false if the waiting time elapsed first"; nothing taken, no place left behind. */

@@ -206,15 +206,15 @@ class ScriptRegistryTest extends LuaTestBase {
             String[] eight = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x",
                 lock + ":y", lock + ":z"};
             assertArity(() -> registry.run(Script.SEMAPHORE_SET, one));
-            assertArity(() -> registry.run(Script.SEMAPHORE_SET, two, "3"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_SET, three, "3"));
             // Seven keys and one argument: one key too few or too many, or no argument.
             assertArity(() -> registry.run(Script.SEMAPHORE_ADD, six, "1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_ADD, eight, "1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_ADD, seven));
             // Seven keys (the line's, with the wake-up channel) and five arguments.
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, eight, "c1:1:1", "1", "1000", "1000"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, six, "c1:1:1", "1", "1000", "1000"));
-            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, seven, "c1:1:1", "1", "1000"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, eight, "c1:1:1", "1", "1000", "1000", "wait"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, six, "c1:1:1", "1", "1000", "1000", "wait"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_ACQUIRE, seven, "c1:1:1", "1", "1000", "1000"));
             assertArity(() -> registry.run(Script.SEMAPHORE_TRY, three, "c1", "1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_TRY, four, "c1", "1", "1000"));
             // Seven keys (the total first) and three arguments (the claimed grants, possibly "").

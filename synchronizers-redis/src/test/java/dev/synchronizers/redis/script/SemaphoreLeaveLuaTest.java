@@ -79,7 +79,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
 
         assertEquals(1L, leave("c1:2:1"));
 
-        assertEquals(Map.of("c1:1:1", "2", "c1:2:1", "0", ":sum", "2"), lua.redis.hgetall(sem.holds),
+        assertEquals(Map.of("c1:1:1", "2", "c1:2:1", "0", ":sum", "2"), sem.holdings(),
                 "the other grant is untouched; the leaver is marked given up");
     }
 
@@ -92,10 +92,10 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         assertEquals(0L, leave("c1:1:1"));
         long after = lua.serverMillis();
 
-        assertEquals(Map.of("c1:1:1", "0"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "0"), sem.holdings());
         double end = lua.redis.zscore(sem.leases, "c1:1:1");
         assertTrue(end >= before + KEEP_MS && end <= after + KEEP_MS, "marked until keep_ms from now: " + end);
-        lua.assertTtlSetSince(sem.holds, KEEP_MS, before);
+        sem.assertTtlCovers(sem.holds, KEEP_MS, before);
         assertEquals(0L, lua.redis.exists(sem.total, sem.queue, sem.places, sem.asks));
     }
 
@@ -109,7 +109,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         assertEquals(2L, leave("c1:1:1"));
         assertEquals(0L, leave("c1:1:1"));
 
-        assertEquals(Map.of("c1:1:1", "0", "c2:1:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "0", "c2:1:1", "1", ":sum", "1"), sem.holdings());
     }
 
     @Test
@@ -123,7 +123,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         assertEquals(List.of("c1:1:1"), sem.queueOrder());
         assertEquals(List.of(ScoredValue.just(farEnd, "c1:1:1")), sem.placeEnds());
         assertEquals(Map.of("c1:1:1", "1"), sem.asks());
-        assertEquals(Map.of("holder", "1", "c9:1:1", "0", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("holder", "1", "c9:1:1", "0", ":sum", "1"), sem.holdings());
     }
 
     /* --------------- a waiter holding a grant --------------- */
@@ -137,7 +137,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(2L, leave("c1:1:1")));
 
-        assertEquals(Map.of("c1:1:1", "0", "c1:2:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds),
+        assertEquals(Map.of("c1:1:1", "0", "c1:2:1", "1", ":sum", "1"), sem.holdings(),
                 "the client's other grant stays");
     }
 
@@ -148,7 +148,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
 
         assertEquals(0L, leave("c1:1:1"));
 
-        assertEquals(Map.of("c1:1:1", "0", ":sum", "0"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "0", ":sum", "0"), sem.holdings());
     }
 
     @Test
@@ -161,7 +161,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
                 "granted:c2:1:1", "granted:c3:1:1");
 
         assertEquals(List.of("c4:1:1"), sem.queueOrder());
-        assertEquals(Map.of("c1:1:1", "0", "c2:1:1", "1", "c3:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "0", "c2:1:1", "1", "c3:1:1", "1", ":sum", "2"), sem.holdings());
         assertEquals(Map.of("c4:1:1", "1"), sem.asks(), "an ask only for the one still queued");
         assertEquals(List.of("c4:1:1"), lua.redis.zrange(sem.places, 0, -1));
     }
@@ -179,7 +179,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "granted:c2:1:1");
 
         assertEquals(List.of("c3:1:1"), sem.queueOrder());
-        assertEquals(Map.of("holder", "1", "c1:1:1", "0", "c2:1:1", "2", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("holder", "1", "c1:1:1", "0", "c2:1:1", "2", ":sum", "3"), sem.holdings());
         assertEquals(Map.of("c3:1:1", "1"), sem.asks());
     }
 
@@ -196,7 +196,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
 
         assertEquals(0L, lua.redis.exists(sem.queue));
         assertEquals(0L, lua.redis.exists(sem.places, sem.asks));
-        assertEquals(Map.of("holder", "1", "c1:1:1", "0", "c3:1:1", "2", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("holder", "1", "c1:1:1", "0", "c3:1:1", "2", ":sum", "3"), sem.holdings());
     }
 
     @Test
@@ -230,7 +230,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(0L, leave("c9:1:1")), "granted:c1:1:1");
 
-        assertEquals(Map.of("c1:1:1", "1", "c9:1:1", "0", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:1:1", "1", "c9:1:1", "0", ":sum", "1"), sem.holdings());
         assertEquals(0L, lua.redis.exists(sem.queue));
     }
 
@@ -246,6 +246,6 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "c2:1:1");
 
         assertEquals(List.of("c2:1:1", "c3:1:1"), sem.queueOrder());
-        assertEquals(Map.of("holder", "1", "c1:1:1", "0", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("holder", "1", "c1:1:1", "0", ":sum", "1"), sem.holdings());
     }
 }

@@ -88,7 +88,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
         assertEquals(List.of(2L, ""), release("c1", 2));
 
-        assertEquals(Map.of("c1", "1", "c2", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1", "1", "c2", "1", ":sum", "2"), sem.holdings());
         assertEquals(List.of(ScoredValue.just(farEnd, "c1"), ScoredValue.just(farEnd, "c2")),
                 lua.redis.zrangeWithScores(sem.leases, 0, -1), "the lease is not touched");
         lua.assertTtlAtMost(sem.holds, LEASE_MS);
@@ -102,7 +102,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
         assertEquals(List.of(2L, ""), release("c1", 2));
 
-        assertEquals(Map.of("c2", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2", "1", ":sum", "1"), sem.holdings());
         assertEquals(List.of("c2"), lua.redis.zrange(sem.leases, 0, -1));
         lua.assertTtlAtMost(sem.holds, LEASE_MS);
     }
@@ -146,11 +146,11 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         assertEquals(List.of(ScoredValue.just(farEnd, "c3:1:1")), sem.placeEnds(),
                 "the served waiter's place and ask go: its grant is the record");
         assertEquals(onePermitEach("c3:1:1"), sem.asks());
-        assertEquals(Map.of("c2:1:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds), "a grant under the waiter's name");
+        assertEquals(Map.of("c2:1:1", "1", ":sum", "1"), sem.holdings(), "a grant under the waiter's name");
         assertEquals(List.of(ScoredValue.just(farEnd, "c2:1:1")), lua.redis.zrangeWithScores(sem.leases, 0, -1),
                 "leased until its waiter's place would have ended");
-        lua.assertTtlSetSince(sem.holds, farEnd - before, before);
-        lua.assertTtlSetSince(sem.leases, farEnd - before, before);
+        sem.assertTtlCovers(sem.holds, farEnd - before, before);
+        sem.assertTtlCovers(sem.leases, farEnd - before, before);
     }
 
     @Test
@@ -165,7 +165,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
         assertEquals(List.of("c6:1:1", "c7:1:1"), sem.queueOrder());
         assertEquals(Map.of("c2", "2", "c3:1:1", "1", "c4:1:1", "1", "c5:1:1", "1", ":sum", "5"),
-                lua.redis.hgetall(sem.holds));
+                sem.holdings());
         assertEquals(List.of("c2", "c3:1:1", "c4:1:1", "c5:1:1"), lua.redis.zrange(sem.leases, 0, -1));
         assertEquals(onePermitEach("c6:1:1", "c7:1:1"), sem.asks());
     }
@@ -181,7 +181,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(3L, ""), release("c1", 3)), "granted:c3:1:1");
 
         assertEquals(List.of("c4:1:1", "c5:1:1"), sem.queueOrder());
-        assertEquals(Map.of("c2", "3", "c3:1:1", "1", ":sum", "4"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2", "3", "c3:1:1", "1", ":sum", "4"), sem.holdings());
     }
 
     @Test
@@ -194,7 +194,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
                 grantedMessages("c2:1:1", "c3:1:1"));
 
         assertEquals(0L, lua.redis.exists(sem.queue), "everyone was served");
-        assertEquals(Map.of("c2:1:1", "1", "c3:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2:1:1", "1", "c3:1:1", "1", ":sum", "2"), sem.holdings());
     }
 
     @Test
@@ -210,7 +210,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
                 grantedMessages("c2:1:1", "c3:1:1"));
 
         assertEquals(List.of("c4:1:1", "c5:1:1"), sem.queueOrder());
-        assertEquals(Map.of("c2:1:1", "2", "c3:1:1", "3", ":sum", "5"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2:1:1", "2", "c3:1:1", "3", ":sum", "5"), sem.holdings());
     }
 
     @Test
@@ -224,7 +224,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)));
 
         assertEquals(List.of("c3:1:1", "c4:1:1"), sem.queueOrder());
-        assertEquals(Map.of("c2", "2", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2", "2", ":sum", "2"), sem.holdings());
     }
 
     @Test
@@ -253,7 +253,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(3L, ""), release("c1", 3)),
                 grantedMessages("c2:1:1", "c2:2:1"));
 
-        assertEquals(Map.of("c2:1:1", "1", "c2:2:1", "2", ":sum", "3"), lua.redis.hgetall(sem.holds),
+        assertEquals(Map.of("c2:1:1", "1", "c2:2:1", "2", ":sum", "3"), sem.holdings(),
                 "never pooled per client");
         assertEquals(List.of(ScoredValue.just(earlier, "c2:2:1"), ScoredValue.just(farEnd, "c2:1:1")),
                 lua.redis.zrangeWithScores(sem.leases, 0, -1));
@@ -268,7 +268,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
-        assertEquals(Map.of("c2", "1", "c2:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2", "1", "c2:1:1", "1", ":sum", "2"), sem.holdings());
         assertEquals(List.of(ScoredValue.just(farEnd - 100_000, "c2"), ScoredValue.just(farEnd, "c2:1:1")),
                 lua.redis.zrangeWithScores(sem.leases, 0, -1), "an earlier grant is not re-leased by a later one");
     }
@@ -283,7 +283,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
-        assertEquals(Map.of("c2", "1", "c2:1:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2", "1", "c2:1:1", "1", ":sum", "2"), sem.holdings());
         assertEquals(List.of(ScoredValue.just(placeEnd, "c2:1:1"), ScoredValue.just(farEnd, "c2")),
                 lua.redis.zrangeWithScores(sem.leases, 0, -1));
     }
@@ -299,8 +299,8 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
         assertEquals(ScoredValue.just(placeEnd, "c2:1:1"), lua.redis.zrangeWithScores(sem.leases, 0, 0).get(0));
-        lua.assertTtlSetSince(sem.holds, LONG_LEASE_MS, before);
-        lua.assertTtlSetSince(sem.leases, LONG_LEASE_MS, before);
+        sem.assertTtlCovers(sem.holds, LONG_LEASE_MS, before);
+        sem.assertTtlCovers(sem.leases, LONG_LEASE_MS, before);
     }
 
     @Test
@@ -313,7 +313,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
         lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)));
 
-        assertEquals(Map.of("c2", "3", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c2", "3", ":sum", "3"), sem.holdings());
         assertEquals(List.of("c3:1:1", "c4:1:1", "c5:1:1"), sem.queueOrder());
     }
 
@@ -341,6 +341,23 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         assertEquals(List.of("c2:1:1"), sem.queueOrder());
     }
 
+    /** Many grants in one release (more than Lua unpacks at once): each ends, and the sum is right. */
+    @Test
+    void release_twelveHundredGrantsInOneCall_endsThemAll() throws Exception {
+        lua.redis.set(sem.total, "1300");
+        StringBuilder keep = new StringBuilder();
+        for (int i = 0; i < 1200; i++) {
+            hold("g" + i, 1);
+            keep.append(i == 0 ? "" : " ").append("g").append(i).append("=0");
+        }
+        hold("other", 1);
+
+        assertEquals(List.of(1200L, ""), lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), keep.toString()));
+
+        assertEquals(Map.of("other", "1", ":sum", "1"), sem.holdings());
+        assertEquals(List.of("other"), lua.redis.zrange(sem.leases, 0, -1));
+    }
+
     @Test
     void release_seventyWaitersAndAHundredFree_grantsAllSeventyInOrder() throws Exception {
         lua.redis.set(sem.total, "100");
@@ -353,7 +370,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
         assertEquals(0L, lua.redis.exists(sem.queue));
         assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "served waiters keep no place or ask");
-        assertEquals(71L, lua.redis.hlen(sem.holds), "seventy grants and the sum");
+        assertEquals(71, sem.holdings().size(), "seventy grants and the sum");
         assertEquals("70", lua.redis.hget(sem.holds, ":sum"));
     }
 
@@ -374,7 +391,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         assertEquals(List.of("c4:1:1"), sem.queueOrder());
         assertEquals(List.of("c4:1:1"), lua.redis.zrange(sem.places, 0, -1));
         assertEquals(onePermitEach("c4:1:1"), sem.asks());
-        assertEquals(Map.of("c1", "1", "c2:1:1", "1", "c3:1:1", "1", ":sum", "3"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1", "1", "c2:1:1", "1", "c3:1:1", "1", ":sum", "3"), sem.holdings());
     }
 
     @Test
@@ -425,7 +442,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         assertEquals(List.of(2L, ""), lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), "c1:1:1=1"));
         assertEquals(List.of(0L, ""), lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), "c1:1:1=1"));
 
-        assertEquals(Map.of("c1:1:1", "1", "c1:2:1", "1", ":sum", "2"), lua.redis.hgetall(sem.holds),
+        assertEquals(Map.of("c1:1:1", "1", "c1:2:1", "1", ":sum", "2"), sem.holdings(),
                 "the other grant of the same client is untouched");
     }
 
@@ -439,7 +456,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         assertEquals(List.of(3L, "c1:3:1"),
                 lua.run(Script.SEMAPHORE_RELEASE, sem.keys(), "c1:1:1=0 c1:3:1=0 c1:2:1=1"));
 
-        assertEquals(Map.of("c1:2:1", "1", ":sum", "1"), lua.redis.hgetall(sem.holds));
+        assertEquals(Map.of("c1:2:1", "1", ":sum", "1"), sem.holdings());
         assertEquals(List.of("c1:2:1"), lua.redis.zrange(sem.leases, 0, -1));
     }
 

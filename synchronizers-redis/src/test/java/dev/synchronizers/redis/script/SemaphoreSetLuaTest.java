@@ -11,14 +11,16 @@ import org.junit.jupiter.api.Test;
 class SemaphoreSetLuaTest extends LuaTestBase {
 
     private String total;
+    private String holds;
 
     @BeforeEach
     void names() {
         total = base + ":total";
+        holds = base + ":holds";
     }
 
     private long set(long permits) throws Exception {
-        return lua.<Long>run(Script.SEMAPHORE_SET, new String[] {total}, Long.toString(permits));
+        return lua.<Long>run(Script.SEMAPHORE_SET, new String[] {total, holds}, Long.toString(permits));
     }
 
     @Test

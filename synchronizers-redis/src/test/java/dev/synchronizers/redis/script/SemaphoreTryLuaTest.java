@@ -44,7 +44,7 @@ class SemaphoreTryLuaTest extends LuaTestBase {
 
     /** Asserts the holdings are exactly {@code fields}, and the leases name exactly {@code clients}. */
     private void assertHoldings(Map<String, String> fields, Set<String> clients) {
-        assertEquals(fields, lua.redis.hgetall(sem.holds));
+        assertEquals(fields, sem.holdings());
         assertEquals(clients, Set.copyOf(lua.redis.zrange(sem.leases, 0, -1)));
     }
 
