@@ -12,11 +12,11 @@ import dev.synchronizers.redis.script.ReadWriteLockPicture;
 import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.RenewReply;
 import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.wakeup.WakeupDispatcher;
+import dev.synchronizers.redis.wakeup.WakeupMessage;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
-import dev.synchronizers.redis.wakeup.WakeupDispatcher;
-import dev.synchronizers.redis.wakeup.WakeupMessage;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -26,6 +26,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -602,6 +603,24 @@ final class ServerLockBackend extends LockBackend {
             other.acquirer.wakeHead();
         }
         return released == 1L;
+    }
+
+    /* --------------- conditions --------------- */
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A read lock has none, as {@code ReentrantReadWriteLock.ReadLock} has none: a condition's
+     * waiter must give up the lock's only hold, and readers share theirs.
+     */
+    @Override
+    Condition newCondition(RedisLock lock, int index) {
+        if (policy == LockPolicy.READ) {
+            throw new UnsupportedOperationException(kind + " '" + name + "': a read lock has no conditions"
+                    + " (as ReentrantReadWriteLock.ReadLock); use the write lock's");
+        }
+        return new RedisCondition(lock, machinery, keys.condition(Integer.toString(index)),
+                "condition " + index + " of " + kind + " '" + name + "'");
     }
 
     /* --------------- queries --------------- */
