@@ -209,6 +209,12 @@ public interface DistributedLock extends Lock {
      *       {@code signalAll()} every waiter registered before it. A signal nobody waits for is not
      *       remembered. A waiter that returns by timeout or interrupt passes on a signal that
      *       reached it meanwhile, so none is lost to it.</li>
+     *   <li>A hold lost before the await (known lost, or found gone in the store by the
+     *       registration) is reported as every lost hold is; the await then takes the lock again,
+     *       with the same hold count, and throws {@link LostHoldException}, so that the caller's
+     *       {@code finally { unlock(); }} still finds a hold. While the thread awaits it holds
+     *       nothing, so no hold can be lost then. A hold with a lease time is taken again with the
+     *       same lease time, counted from the re-take.</li>
      *   <li>A waiter's place is leased like a queue place, renewed while it waits: a waiter whose
      *       process dies leaves within a lease, and a signal that chose it passes on to a live
      *       waiter within a lease and a renewal period (a third of the lease).</li>

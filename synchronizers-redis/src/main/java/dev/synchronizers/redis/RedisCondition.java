@@ -123,15 +123,31 @@ final class RedisCondition implements Condition {
             throw new InterruptedException();
         }
         long threadId = ClientContext.currentThreadId();
-        Holds.Hold held = heldByCurrentThread(threadId, "await()");
+        Holds.Hold held = lock.holds.get(threadId);
+        if (held == null) {
+            throw new IllegalMonitorStateException(what + ": await() by a thread that does not hold the lock");
+        }
+        int count = held.count;
+        long fixedLeaseMillis = held.lease.fixed() ? held.lease.fixedMillis() : 0;
+        LostHold.Cause ended = held.lease.endedBecause();
+        if (ended != null) {
+            // Lost before the await (and reported then): the hold is dropped, the lock taken again,
+            // and the loss thrown, so that the caller's finally { unlock(); } still finds a hold.
+            RuntimeException lost = lock.lost(ended, "await()");
+            try {
+                lock.releaseForAwait(threadId, held);
+            } catch (RuntimeException e) {
+                lost = e;
+            }
+            retake(count, fixedLeaseMillis, lost, Thread.interrupted());
+            throw lost;
+        }
         boolean timed = timeoutNanos != Acquirer.FOREVER;
         if (timed && timeoutNanos == 0) {
             // Nothing to wait for: as a release and an immediate re-take, which no one could tell apart.
             return 0;
         }
         machinery.checkOpen();
-        int count = held.count;
-        long fixedLeaseMillis = held.lease.fixed() ? held.lease.fixedMillis() : 0;
         String waiter = machinery.newAttempt();
         WakeupDispatcher.Subscription subscription;
         try {
@@ -162,17 +178,8 @@ final class RedisCondition implements Condition {
             throw wait.failure;
         }
         boolean interrupted = wait.interrupted | Thread.interrupted();
-        try {
-            lock.retake(count, fixedLeaseMillis);
-        } catch (RuntimeException e) {
-            if (wait.failure != null) {
-                e.addSuppressed(wait.failure);
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-            throw e;
-        }
+        retake(count, fixedLeaseMillis, wait.failure, interrupted);
+        interrupted |= Thread.interrupted();
         if (wait.failure != null) {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -191,6 +198,27 @@ final class RedisCondition implements Condition {
         long left = start + timeoutNanos - System.nanoTime();
         // Signalled, or woken spuriously (see Condition's javadoc): time may be left. Otherwise timed out.
         return wait.signalled || wait.endedUnsure ? Math.max(1, left) : Math.min(0, left);
+    }
+
+    /**
+     * Takes the lock again with {@code count} holds, uninterruptibly. If that fails, the interrupt
+     * status is restored and the failure thrown, with {@code failure} (the await's own) suppressed.
+     */
+    private void retake(int count, long fixedLeaseMillis, RuntimeException failure, boolean interrupted) {
+        try {
+            lock.retake(count, fixedLeaseMillis);
+        } catch (RuntimeException e) {
+            if (failure != null && failure != e) {
+                e.addSuppressed(failure);
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            throw e;
+        }
+        if (interrupted && failure != null) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** One thread's wait on this condition, from its registration to its leaving. */

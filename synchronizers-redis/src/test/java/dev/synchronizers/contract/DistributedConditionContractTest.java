@@ -2,10 +2,12 @@ package dev.synchronizers.contract;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LostHoldException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Kind;
@@ -336,6 +338,62 @@ class DistributedConditionContractTest {
         assertEquals(1, context.redis().zcard(conditionKey(context, "queue")));
         signal(inB, conditionInB, false);
         assertTrue(waiter.get(), "returned on the signal, with the interrupt status set and the lock held");
+    }
+
+    /* --------------- lost holds --------------- */
+
+    /**
+     * A hold lost before the await (Redis no longer has it; the registration's hold check finds it)
+     * is reported like every lost hold; await then takes the lock again, with the hold count, and
+     * throws LostHoldException, so that the caller's {@code finally { unlock(); }} finds a hold.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.WRITE_LOCK}, skipOn = Topology.REDLOCK)
+    void await_holdGoneInRedis_reportedAndThrowsLostHoldAfterRetaking(DistributedLock lock, SpecContext context)
+            throws Exception {
+        Condition condition = lock.newCondition();
+        lock.lock();
+        lock.lock();
+        try {
+            context.expireHoldsInStore();
+            assertThrows(LostHoldException.class, condition::await);
+            assertTrue(lock.isHeldByCurrentThread(), "taken again");
+            assertEquals(2, lock.getHoldCount());
+            assertNotNull(context.lostHolds().poll(30, TimeUnit.SECONDS), "the loss was reported");
+        } finally {
+            lock.unlock();
+            lock.unlock();
+        }
+        assertFalse(lock.isLocked());
+        assertEquals(0, context.redis().exists(conditionKey(context, "queue")), "never registered");
+    }
+
+    /** A hold known lost before the await (the watchdog found it gone): the same, without asking Redis first. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.WRITE_LOCK}, skipOn = Topology.REDLOCK)
+    void await_holdKnownLost_throwsLostHoldAfterRetaking(DistributedLock lock, SpecContext context) throws Exception {
+        Condition condition = lock.newCondition();
+        lock.lock();
+        try {
+            context.expireHoldsInStore();
+            context.renewNow();
+            assertNotNull(context.lostHolds().poll(30, TimeUnit.SECONDS), "the watchdog reported it");
+            assertThrows(LostHoldException.class, () -> condition.await(1, TimeUnit.MINUTES));
+            assertTrue(lock.isHeldByCurrentThread(), "taken again");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** signal() by a thread whose hold Redis no longer has: LostHoldException, and nobody is signalled. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.WRITE_LOCK}, skipOn = Topology.REDLOCK)
+    void signal_holdGoneInRedis_throwsLostHold(DistributedLock lock, SpecContext context) {
+        Condition condition = lock.newCondition();
+        lock.lock();
+        context.expireHoldsInStore();
+        assertThrows(LostHoldException.class, condition::signal);
+        assertThrows(LostHoldException.class, lock::unlock);
     }
 
     /* --------------- helpers --------------- */
