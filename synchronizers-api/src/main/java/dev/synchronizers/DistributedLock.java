@@ -225,7 +225,8 @@ public interface DistributedLock extends Lock {
      * make their conditions of a lock in the same order share them, as {@code BoundedBuffer}'s
      * {@code notFull} and {@code notEmpty} fields are made once, in order, in every process. Make
      * conditions once and keep them (and the lock) in fields: a lock object that was dropped and
-     * obtained again counts from 0 again.
+     * obtained again counts from 0 again. Where that does not fit, name the condition:
+     * {@link #newCondition(String)}.
      *
      * <p><b>Cost.</b> {@code signal()} and {@code signalAll()}: one round trip. An {@code await}:
      * one to register, the release, one to leave, and the re-take (one when uncontended); one more
@@ -245,6 +246,28 @@ public interface DistributedLock extends Lock {
      */
     @Override
     Condition newCondition();
+
+    /**
+     * Returns the condition of this lock called {@code name}, shared with every client that asks
+     * this lock for the same name: as {@link #newCondition()} in every respect but its identity,
+     * which is the lock and the name rather than the order of creation. Conditions of one lock made
+     * by name and by {@link #newCondition()} are distinct; two calls with one name return
+     * conditions that are the same condition in the store. Use it where conditions are not made
+     * once, in one order, in every process.
+     *
+     * <p>The default implementation throws {@link UnsupportedOperationException}, for locks of
+     * other implementations.
+     *
+     * @param name the condition's name within this lock; not empty
+     * @return the condition called {@code name}
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws UnsupportedOperationException if this lock has no conditions (see
+     *     {@link #newCondition()})
+     */
+    default Condition newCondition(String name) {
+        throw new UnsupportedOperationException("conditions are not supported by " + getClass().getName());
+    }
 
     /**
      * Queries whether any owner of any client holds this lock, with one round trip to the store.

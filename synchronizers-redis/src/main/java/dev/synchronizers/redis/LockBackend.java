@@ -178,11 +178,12 @@ abstract class LockBackend {
     }
 
     /**
-     * Makes condition {@code index} of {@code lock} (see {@link RedisCondition}).
+     * Makes the condition {@code id} of {@code lock} (see {@link RedisCondition}): an index, or
+     * {@code n=<name>} for a named one.
      *
      * @throws UnsupportedOperationException if this kind of lock has no conditions
      */
-    Condition newCondition(RedisLock lock, int index) {
+    Condition newCondition(RedisLock lock, String id) {
         throw new UnsupportedOperationException(kind + " '" + name + "' has no conditions");
     }
 

@@ -643,7 +643,7 @@ final class QuorumLockBackend extends LockBackend {
      * single server's script.
      */
     @Override
-    Condition newCondition(RedisLock lock, int index) {
+    Condition newCondition(RedisLock lock, String id) {
         throw new UnsupportedOperationException(kind + " '" + name + "': a Redlock lock has no conditions: a"
                 + " waiters' queue cannot be kept on a quorum of independent servers with one signal waking one"
                 + " waiter; use a lock of one server (Sentinel or Cluster for failover) for conditions");

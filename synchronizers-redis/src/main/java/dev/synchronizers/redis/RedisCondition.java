@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Identity.</b> A condition is named by its lock and its index among the conditions made
  * through that lock object ({@link dev.synchronizers.DistributedLock#newCondition()}): the first is
  * 0, the next 1, and so on. Two clients that make their conditions of a lock in the same order (as
- * {@code BoundedBuffer}'s {@code notFull} and {@code notEmpty} fields are made) share them.
+ * {@code BoundedBuffer}'s {@code notFull} and {@code notEmpty} fields are made) share them. A
+ * condition made by name ({@link dev.synchronizers.DistributedLock#newCondition(String)}) is named
+ * by its lock and that name instead.
  *
  * <p><b>Waiting.</b> {@code await} checks that the thread holds the lock, then, in this order:
  * registers the waiter in Redis (one script, which checks the hold in Redis too), releases the hold

@@ -473,7 +473,22 @@ final class RedisLock implements DistributedLock {
      */
     @Override
     public Condition newCondition() {
-        return backend.newCondition(this, conditions.getAndIncrement());
+        return backend.newCondition(this, Integer.toString(conditions.getAndIncrement()));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Its keys are those of {@link #newCondition()}'s with {@code n=<name>} where the index
+     * would be: an index is digits only, so the two never meet.
+     */
+    @Override
+    public Condition newCondition(String name) {
+        Objects.requireNonNull(name, "name");
+        if (name.isEmpty()) {
+            throw new IllegalArgumentException("name must not be empty");
+        }
+        return backend.newCondition(this, "n=" + name);
     }
 
     /**

@@ -614,13 +614,13 @@ final class ServerLockBackend extends LockBackend {
      * waiter must give up the lock's only hold, and readers share theirs.
      */
     @Override
-    Condition newCondition(RedisLock lock, int index) {
+    Condition newCondition(RedisLock lock, String id) {
         if (policy == LockPolicy.READ) {
             throw new UnsupportedOperationException(kind + " '" + name + "': a read lock has no conditions"
                     + " (as ReentrantReadWriteLock.ReadLock); use the write lock's");
         }
-        return new RedisCondition(lock, machinery, keys.condition(Integer.toString(index)),
-                "condition " + index + " of " + kind + " '" + name + "'");
+        return new RedisCondition(lock, machinery, keys.condition(id),
+                "condition " + id + " of " + kind + " '" + name + "'");
     }
 
     /* --------------- queries --------------- */

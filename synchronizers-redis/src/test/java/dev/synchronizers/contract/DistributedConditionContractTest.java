@@ -44,6 +44,38 @@ class DistributedConditionContractTest {
         assertThrows(UnsupportedOperationException.class, lock::newCondition);
     }
 
+    /** newCondition(String): a read lock has none either; a null or empty name is refused first. */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.READ_LOCK, skipOn = Topology.REDLOCK)
+    void newConditionNamed_readLock_throwsUnsupported(DistributedLock lock, SpecContext context) {
+        assertThrows(UnsupportedOperationException.class, () -> lock.newCondition("ready"));
+        assertThrows(NullPointerException.class, () -> lock.newCondition(null));
+        assertThrows(IllegalArgumentException.class, () -> lock.newCondition(""));
+    }
+
+    /**
+     * newCondition(String): the lock and the name identify the condition, however often and in
+     * whichever order it is made; it is not any condition made by index.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.WRITE_LOCK}, skipOn = Topology.REDLOCK)
+    void newConditionNamed_sameNameInTwoClients_isOneConditionApartFromTheIndexed(DistributedLock lock,
+            SpecContext context) throws Exception {
+        Condition readyInA = lock.newCondition("ready");
+        DistributedLock inB = context.lockInOtherClient();
+        Condition indexedInB = inB.newCondition();
+        inB.newCondition("other");
+        Condition readyInB = inB.newCondition("ready");
+        Background<Boolean> waiter = awaiting("waiter", lock, readyInA);
+        Await.until("it waits", () -> context.redis().zcard(context.lockKey() + ":cond:n=ready:queue") == 1);
+        signal(inB, indexedInB, true);
+        assertEquals(1, context.redis().zcard(context.lockKey() + ":cond:n=ready:queue"), "not the indexed one");
+        signal(inB, readyInB, false);
+        assertTrue(waiter.get());
+        assertThrows(NullPointerException.class, () -> lock.newCondition(null));
+        assertThrows(IllegalArgumentException.class, () -> lock.newCondition(""));
+    }
+
     /* --------------- IllegalMonitorStateException --------------- */
 
     /** await(), signal(), signalAll(): "IllegalMonitorStateException if the lock is not held"; nothing written. */
