@@ -52,8 +52,9 @@ import java.util.concurrent.locks.Lock;
  * }}</pre>
  *
  * <h2>Limits</h2>
- * Conditions are not supported: {@link #newCondition()} throws
- * {@link UnsupportedOperationException}. The hold count is at most {@link Integer#MAX_VALUE}.
+ * {@link #newCondition()} gives a {@link Condition} that works across clients, except on a read
+ * lock and a Redlock lock, which throw {@link UnsupportedOperationException}. The hold count is at
+ * most {@link Integer#MAX_VALUE}.
  *
  * <h2>Distributed considerations</h2>
  * <ul>
@@ -188,12 +189,85 @@ public interface DistributedLock extends Lock {
     void unlock();
 
     /**
-     * Not supported.
+     * Returns a new {@link Condition} of this lock, shared with every client that makes the same
+     * condition of the same lock: a thread of one client may await it and a thread of another
+     * signal it. The contract is {@link Condition}'s, across clients:
+     * <ul>
+     *   <li>The {@code await} methods and {@code signal}/{@code signalAll} throw
+     *       {@link IllegalMonitorStateException} if the current thread does not hold this lock
+     *       ({@link LostHoldException} if its hold was lost), and change nothing then.</li>
+     *   <li>An {@code await} registers the thread as a waiter in the store, then releases its hold
+     *       completely (all reentrant levels, waking this lock's waiters as the last
+     *       {@code unlock()} would), waits, leaves, and takes the lock again with the same hold
+     *       count before it returns or throws, uninterruptibly, as {@code ReentrantLock}'s
+     *       conditions do (a fair lock's re-take queues at the back).</li>
+     *   <li>The wait ends when the thread is signalled, its time is up, it is interrupted (not for
+     *       {@code awaitUninterruptibly}, which keeps the interrupt status set), or spuriously:
+     *       only when the waiter's place in the store ran out (its client cut off from the store
+     *       for a lease) or the store lost it (a failover).</li>
+     *   <li>{@code signal()} wakes the longest-waiting live waiter of any client;
+     *       {@code signalAll()} every waiter registered before it. A signal nobody waits for is not
+     *       remembered. A waiter that returns by timeout or interrupt passes on a signal that
+     *       reached it meanwhile, so none is lost to it.</li>
+     *   <li>A hold lost before the await (known lost, or found gone in the store by the
+     *       registration) is reported as every lost hold is; the await then takes the lock again,
+     *       with the same hold count, and throws {@link LostHoldException}, so that the caller's
+     *       {@code finally { unlock(); }} still finds a hold. While the thread awaits it holds
+     *       nothing, so no hold can be lost then. A hold with a lease time is taken again with the
+     *       same lease time, counted from the re-take.</li>
+     *   <li>A waiter's place is leased like a queue place, renewed while it waits: a waiter whose
+     *       process dies leaves within a lease, and a signal that chose it passes on to a live
+     *       waiter within a lease and a renewal period (a third of the lease).</li>
+     * </ul>
      *
-     * @throws UnsupportedOperationException always
+     * <p><b>Identity.</b> A condition is named by this lock and its index: the {@code n}-th
+     * condition made through this lock object is condition {@code n}, counted from 0. Clients that
+     * make their conditions of a lock in the same order share them, as {@code BoundedBuffer}'s
+     * {@code notFull} and {@code notEmpty} fields are made once, in order, in every process. Make
+     * conditions once and keep them (and the lock) in fields: a lock object that was dropped and
+     * obtained again counts from 0 again. Where that does not fit, name the condition:
+     * {@link #newCondition(String)}.
+     *
+     * <p><b>Cost.</b> {@code signal()} and {@code signalAll()}: one round trip. An {@code await}:
+     * one to register, the release, one to leave, and the re-take (one when uncontended); one more
+     * only after a wake-up that is not a signal (a reconnection).
+     *
+     * <p><b>Store unreachable.</b> A registration that gets no answer throws
+     * {@link SynchronizerUnavailableException} with the lock still held, the registration
+     * withdrawn in the background. A signal that gets no answer is sent again with the same id for
+     * up to the command timeout and then throws {@link SynchronizerUnavailableException}: the store
+     * runs it at most once. An await whose re-take cannot reach the store throws that exception
+     * without the lock.
+     *
+     * @return a new condition of this lock
+     * @throws UnsupportedOperationException on a read lock (as {@code ReentrantReadWriteLock.ReadLock})
+     *     and on a Redlock lock (its servers cannot keep one queue of waiters with the guarantees a
+     *     single server's scripts give)
      */
     @Override
     Condition newCondition();
+
+    /**
+     * Returns the condition of this lock called {@code name}, shared with every client that asks
+     * this lock for the same name: as {@link #newCondition()} in every respect but its identity,
+     * which is the lock and the name rather than the order of creation. Conditions of one lock made
+     * by name and by {@link #newCondition()} are distinct; two calls with one name return
+     * conditions that are the same condition in the store. Use it where conditions are not made
+     * once, in one order, in every process.
+     *
+     * <p>The default implementation throws {@link UnsupportedOperationException}, for locks of
+     * other implementations.
+     *
+     * @param name the condition's name within this lock; not empty
+     * @return the condition called {@code name}
+     * @throws NullPointerException if {@code name} is null
+     * @throws IllegalArgumentException if {@code name} is empty
+     * @throws UnsupportedOperationException if this lock has no conditions (see
+     *     {@link #newCondition()})
+     */
+    default Condition newCondition(String name) {
+        throw new UnsupportedOperationException("conditions are not supported by " + getClass().getName());
+    }
 
     /**
      * Queries whether any owner of any client holds this lock, with one round trip to the store.

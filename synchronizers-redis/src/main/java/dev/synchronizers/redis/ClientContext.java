@@ -199,6 +199,11 @@ class ClientContext {
      *
      * @throws IllegalStateException if the client's {@code close()} was called
      */
+    /** Whether the client is still open; for a sleeper that must not ask Redis once it is closed. */
+    final boolean isOpen() {
+        return !closed.get();
+    }
+
     final void checkOpen() {
         if (closed.get()) {
             throw new Closed("this " + clientName + " is closed");

@@ -5,6 +5,7 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.function.Consumer;
 
 /**
@@ -174,6 +175,16 @@ abstract class LockBackend {
                 ? holds.renewalOf(threadId, same)
                 : LockSnapshot.Renewal.UNKNOWN;
         return new LockSnapshot.Holder(clientId, threadId, token, leaseRemainingMillis, renewal);
+    }
+
+    /**
+     * Makes the condition {@code id} of {@code lock} (see {@link RedisCondition}): an index, or
+     * {@code n=<name>} for a named one.
+     *
+     * @throws UnsupportedOperationException if this kind of lock has no conditions
+     */
+    Condition newCondition(RedisLock lock, String id) {
+        throw new UnsupportedOperationException(kind + " '" + name + "' has no conditions");
     }
 
     /** What {@code toString()} says of the backend after the lock's kind and name, e.g. its nodes. */

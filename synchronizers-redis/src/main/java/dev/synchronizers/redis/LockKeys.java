@@ -48,6 +48,46 @@ record LockKeys(String lock, String token, String queue, String places, String r
     }
 
     /**
+     * The keys of one condition of this lock ({@link RedisCondition}): under the lock's own keys, so
+     * in its Cluster slot, and apart from every other condition of it.
+     *
+     * @param id the condition's identity within the lock, e.g. {@code "0"} for the first
+     */
+    ConditionKeys condition(String id) {
+        String base = lock + ":cond:" + id;
+        return new ConditionKeys(lock, base + ":queue", base + ":places", base + ":signalled", base + ":signals",
+                base + ":wake");
+    }
+
+    /**
+     * Key and channel names for one condition of a lock.
+     *
+     * @param lock the lock's hold hash, which signals and registrations check
+     * @param queue waiters not yet signalled, in arrival order
+     * @param places waiters with the end of their place's lease
+     * @param signalled waiters signalled and not yet taken up, with the end of their signal's lease
+     * @param signals the ids of recent signals, so that a repeated one is recognised
+     * @param wakeups the channel that names each waiter signalled
+     */
+    record ConditionKeys(String lock, String queue, String places, String signalled, String signals,
+            String wakeups) {
+
+        /**
+         * The keys a script takes, in its header's order; for the batched renewal, one item's.
+         *
+         * @throws IllegalArgumentException for a script that is not a condition's
+         */
+        String[] keysFor(Script script) {
+            return switch (script) {
+                case COND_AWAIT -> new String[] {lock, queue, places, signalled, wakeups};
+                case COND_SIGNAL -> new String[] {lock, queue, places, signalled, signals, wakeups};
+                case COND_LEAVE, COND_RENEW_PLACE -> new String[] {queue, places, signalled, wakeups};
+                default -> throw new IllegalArgumentException(script + " is not a condition script");
+            };
+        }
+    }
+
+    /**
      * The keys a script takes, in its header's order; for a batched renew script, one item's.
      *
      * @throws IllegalArgumentException for a script that is not a lock's

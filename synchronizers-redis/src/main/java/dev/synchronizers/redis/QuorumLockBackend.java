@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -630,5 +631,21 @@ final class QuorumLockBackend extends LockBackend {
         return new SynchronizerUnavailableException(what + " " + KIND + " '" + name + "': only " + tally.answered()
                 + " of " + redlock.nodes.size() + " nodes answered within " + context.timeout.toMillis()
                 + " ms; a quorum is " + redlock.quorum + detail, first);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A Redlock lock has none: a condition's queue would have to live on every node, and a signal
+     * choose one waiter on all of them alike; with nodes that fail and come back independently, a
+     * quorum could choose two different waiters (one signal waking two) or lose a waiter's
+     * registration without its knowing. No such queue is offered without the guarantees of a
+     * single server's script.
+     */
+    @Override
+    Condition newCondition(RedisLock lock, String id) {
+        throw new UnsupportedOperationException(kind + " '" + name + "': a Redlock lock has no conditions: a"
+                + " waiters' queue cannot be kept on a quorum of independent servers with one signal waking one"
+                + " waiter; use a lock of one server (Sentinel or Cluster for failover) for conditions");
     }
 }

@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 
 /**
@@ -60,6 +61,8 @@ final class RedisLock implements DistributedLock {
     private final Object pinTarget;
     /** For a write lock, its read lock, to refuse an upgrade; otherwise null. */
     private volatile RedisLock readHalf;
+    /** How many conditions this lock object has made: the next one's index. */
+    private final AtomicInteger conditions = new AtomicInteger();
     /** This client's pending async acquisitions of this lock, waited for one at a time. */
     private final AsyncLine asyncLine;
 
@@ -461,9 +464,54 @@ final class RedisLock implements DistributedLock {
         return held.token;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>The condition is this lock's {@code n}-th, counting from 0 in the order this lock object made
+     * them; see {@link RedisCondition} for how it waits and signals. Refused by a read lock and by a
+     * Redlock lock (their backends say why).
+     */
     @Override
     public Condition newCondition() {
-        throw new UnsupportedOperationException(kind + " '" + name + "': conditions are not supported by distributed locks");
+        return backend.newCondition(this, Integer.toString(conditions.getAndIncrement()));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Its keys are those of {@link #newCondition()}'s with {@code n=<name>} where the index
+     * would be: an index is digits only, so the two never meet.
+     */
+    @Override
+    public Condition newCondition(String name) {
+        Objects.requireNonNull(name, "name");
+        if (name.isEmpty()) {
+            throw new IllegalArgumentException("name must not be empty");
+        }
+        return backend.newCondition(this, "n=" + name);
+    }
+
+    /**
+     * For a condition's await: ends the current thread's hold however deep, in Redis too, as its
+     * last {@code unlock()} would (waking the lock's waiters).
+     *
+     * @throws LostHoldException if the hold was lost; it is then dropped from the books
+     * @throws SynchronizerUnavailableException if Redis does not answer (the release is retried)
+     */
+    void releaseForAwait(long threadId, Holds.Hold held) {
+        holds.remove(threadId, held);
+        end(held, threadId, null, "await()");
+    }
+
+    /**
+     * For a condition's await: takes the lock again for the current thread, uninterruptibly (an
+     * interrupt is kept for the caller), with {@code count} holds.
+     *
+     * @param fixedLeaseMillis the lease the thread's hold had, or 0 for a renewed one
+     */
+    void retake(int count, long fixedLeaseMillis) {
+        acquireUninterruptibly(fixedLeaseMillis);
+        holds.get(ClientContext.currentThreadId()).count = count;
     }
 
     /** Shows the name and what this JVM knows; makes no network call. */

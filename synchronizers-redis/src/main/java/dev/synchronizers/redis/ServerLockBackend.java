@@ -26,6 +26,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -602,6 +603,24 @@ final class ServerLockBackend extends LockBackend {
             other.acquirer.wakeHead();
         }
         return released == 1L;
+    }
+
+    /* --------------- conditions --------------- */
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A read lock has none, as {@code ReentrantReadWriteLock.ReadLock} has none: a condition's
+     * waiter must give up the lock's only hold, and readers share theirs.
+     */
+    @Override
+    Condition newCondition(RedisLock lock, String id) {
+        if (policy == LockPolicy.READ) {
+            throw new UnsupportedOperationException(kind + " '" + name + "': a read lock has no conditions"
+                    + " (as ReentrantReadWriteLock.ReadLock); use the write lock's");
+        }
+        return new RedisCondition(lock, machinery, keys.condition(id),
+                "condition " + id + " of " + kind + " '" + name + "'");
     }
 
     /* --------------- queries --------------- */

@@ -18,6 +18,7 @@ import dev.synchronizers.fixture.Kind;
 import dev.synchronizers.fixture.LeakCheck;
 import dev.synchronizers.fixture.SpecContext;
 import dev.synchronizers.fixture.SynchronizerSpec;
+import dev.synchronizers.fixture.Topology;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -346,10 +347,13 @@ class DistributedLockContractTest {
         assertTrue(context.keys().isEmpty(), "nothing written: " + context.keys());
     }
 
-    /** newCondition(): "UnsupportedOperationException if this Lock implementation does not support conditions." */
+    /**
+     * newCondition(): "UnsupportedOperationException if this Lock implementation does not support
+     * conditions": a Redlock lock has none (a read lock neither: DistributedConditionContractTest).
+     */
     @ParameterizedTest
-    @SynchronizerSpec
-    void newCondition_always_throwsUnsupported(DistributedLock lock, SpecContext context) {
+    @SynchronizerSpec(kind = Kind.LOCK, topology = Topology.REDLOCK)
+    void newCondition_redlock_throwsUnsupported(DistributedLock lock, SpecContext context) {
         assertThrows(UnsupportedOperationException.class, lock::newCondition);
     }
 

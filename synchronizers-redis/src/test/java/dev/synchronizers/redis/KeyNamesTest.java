@@ -52,8 +52,15 @@ class KeyNamesTest {
         List<List<String>> all = new ArrayList<>();
         for (LockKeys keys : List.of(LockKeys.of(PREFIX, name), LockKeys.fair(PREFIX, name),
                 LockKeys.readWrite(PREFIX, name))) {
-            all.add(List.of(keys.lock(), keys.token(), keys.queue(), keys.places(), keys.readers(), keys.readTokens(),
-                    keys.readersWaiting(), keys.wakeups()));
+            List<String> lockKeys = new ArrayList<>(List.of(keys.lock(), keys.token(), keys.queue(), keys.places(),
+                    keys.readers(), keys.readTokens(), keys.readersWaiting(), keys.wakeups()));
+            // Its conditions, by index and by a name with braces of its own: still the lock's slot.
+            for (String id : List.of("0", "n=" + name, "n={other}")) {
+                LockKeys.ConditionKeys condition = keys.condition(id);
+                lockKeys.addAll(List.of(condition.lock(), condition.queue(), condition.places(), condition.signalled(),
+                        condition.signals(), condition.wakeups()));
+            }
+            all.add(lockKeys);
         }
         SemaphoreKeys semaphore = SemaphoreKeys.of(PREFIX, name);
         all.add(List.of(semaphore.total(), semaphore.holds(), semaphore.leases(), semaphore.queue(),

@@ -9,13 +9,17 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.DistributedReadWriteLock;
 import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHold;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
+import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -82,5 +86,42 @@ class ScriptsOnRedis62Test {
         latch.countDown();
         assertTrue(latch.await(5, TimeUnit.SECONDS));
         assertEquals(2, semaphore.availablePermits());
+    }
+
+    /**
+     * A condition on 6.2 (classic Pub/Sub, effects replication switched on by each script): a
+     * waiter in one client registered, renewed by a watchdog tick, signalled from another, and back
+     * with the lock.
+     */
+    @Test
+    void condition_luaReplicateCommandsOff_signalReachesTheWaiter() throws Exception {
+        assumeTrue(server.version().startsWith("6.2"), "the bundled binary is Redis 6.2 here: " + server.version());
+        RedisSynchronizers waiting = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix("r62c")
+                .lease(Duration.ofSeconds(30)).build());
+        RedisSynchronizers signalling = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix("r62c")
+                .lease(Duration.ofSeconds(30)).build());
+        DistributedLock lock = waiting.lock("cond");
+        Condition condition = lock.newCondition();
+        DistributedLock other = signalling.lock("cond");
+        Condition otherCondition = other.newCondition();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            lock.lock();
+            try {
+                condition.await();
+                return lock.isHeldByCurrentThread();
+            } finally {
+                lock.unlock();
+            }
+        });
+        Await.until("it waits", () -> admin.zcard("r62c:lock:{cond}:cond:0:queue") == 1);
+        waiting.renewNow();
+        other.lock();
+        try {
+            otherCondition.signal();
+        } finally {
+            other.unlock();
+        }
+        assertTrue(waiter.get());
     }
 }

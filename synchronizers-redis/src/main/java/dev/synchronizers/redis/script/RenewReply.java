@@ -15,8 +15,8 @@ import java.util.Set;
  * </pre>
  *
  * <p>Decodes the replies of {@code lock-renew.lua}, {@code fair-lock-renew-place.lua},
- * {@code rw-read-renew.lua}, {@code semaphore-renew-place.lua}, {@code semaphore-renew.lua} and
- * {@code redlock-renew.lua}.
+ * {@code rw-read-renew.lua}, {@code semaphore-renew-place.lua}, {@code semaphore-renew.lua},
+ * {@code redlock-renew.lua} and {@code cond-renew-place.lua}.
  *
  * @param outcomes what the call did to each item, in the order the items were sent
  */
@@ -33,7 +33,7 @@ public record RenewReply(List<Outcome> outcomes) {
     }
 
     private static final Set<Script> DECODED = EnumSet.of(Script.LOCK_RENEW, Script.FAIR_LOCK_RENEW_PLACE,
-            Script.RW_READ_RENEW, Script.SEMAPHORE_RENEW_PLACE, Script.SEMAPHORE_RENEW, Script.REDLOCK_RENEW);
+            Script.RW_READ_RENEW, Script.SEMAPHORE_RENEW_PLACE, Script.SEMAPHORE_RENEW, Script.REDLOCK_RENEW, Script.COND_RENEW_PLACE);
 
     /** Copies the list, so that the reply cannot change. */
     public RenewReply {

@@ -111,6 +111,25 @@ public enum Script {
     LATCH_COUNT_DOWN("latch-count-down.lua", 3, 1, ScriptOutputType.INTEGER, Sending.BY_SHA),
     /** Safe when overtaken: as {@link #SEMAPHORE_ADD}. */
     LATCH_DELETE("latch-delete.lua", 3, 1, ScriptOutputType.INTEGER, Sending.BY_SHA),
+    /**
+     * Safe when overtaken: hold-checked, and its caller releases the lock only after its reply; run
+     * after that release it finds no hold and changes nothing. One whose reply is lost is withdrawn
+     * by {@link #COND_LEAVE}, sent after it on the same connection.
+     */
+    COND_AWAIT("cond-await.lua", 5, 4, ScriptOutputType.INTEGER, Sending.BY_SHA),
+    /**
+     * Safe when overtaken: hold-checked, so it signals only while its caller holds the lock, and
+     * named by a signal id that it remembers for a lease, so a repeat (its reply lost) signals
+     * nobody again.
+     */
+    COND_SIGNAL("cond-signal.lua", 6, 5, ScriptOutputType.MULTI, Sending.BY_SHA),
+    /**
+     * Safe when overtaken: named by a waiter unique to one wait, so a late run touches nothing of
+     * another wait. Safe to repeat: a second run finds the waiter nowhere and changes nothing.
+     */
+    COND_LEAVE("cond-leave.lua", 4, 3, ScriptOutputType.INTEGER, Sending.BY_SHA, true),
+    /** With its text: as {@link #FAIR_LOCK_RENEW_PLACE}, for waiters that may leave meanwhile. */
+    COND_RENEW_PLACE("cond-renew-place.lua", 4, 1, 1, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** Safe when overtaken: changes nothing. */
     LOCK_SNAPSHOT("lock-snapshot.lua", 2, 0, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: changes nothing. */

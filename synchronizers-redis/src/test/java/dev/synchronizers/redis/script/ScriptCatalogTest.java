@@ -111,6 +111,7 @@ class ScriptCatalogTest {
                 Script.RW_READ_RELEASE,     // token-checked: a second run finds that read hold gone
                 Script.RW_WRITE_RELEASE,    // token-checked: a second run finds that write hold gone
                 Script.LOCK_GIVE_BACK,      // by owner, sent only while the owner neither holds nor acquires: ends it once
+                Script.COND_LEAVE,          // by a waiter unique to one wait: a second run finds it nowhere
                 Script.FAIR_LOCK_LEAVE,     // by owner, as the give-back: a second run finds no place and no hold
                 Script.RW_WRITE_LEAVE,      // by owner, as the give-back: a second run finds no place
                 Script.SEMAPHORE_LEAVE,     // idempotent by its header: the given-up mark makes later runs change nothing

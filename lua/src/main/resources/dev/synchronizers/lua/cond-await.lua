@@ -1,0 +1,89 @@
+-- cond-await.lua: register a waiter of a lock's condition, while its lock is held by the caller, before the caller releases the lock.
+--
+-- KEYS[1] lock       hash    owner -> fencing token of its hold (the write hold of a read-write lock)
+-- KEYS[2] queue      zset    waiter -> arrival order (server time in microseconds); waiters not yet signalled
+-- KEYS[3] places     zset    waiter -> end of its place's lease, server time in ms
+-- KEYS[4] signalled  zset    waiter -> end of its signal's lease, server time in ms; signalled, not yet taken up
+-- KEYS[5] wakeups    channel 'granted:<waiter>' names a waiter that is signalled
+-- ARGV[1] owner      "<client-uuid>:<thread-id>", the caller that holds the lock
+-- ARGV[2] token      fencing token of the caller's hold
+-- ARGV[3] waiter     "<client-uuid>:<thread-id>:<attempt>", unique to this wait
+-- ARGV[4] place_ms   lease of the waiter's place, in milliseconds
+--
+-- Checking the hold here, in the same script, makes a registration of a caller whose hold is gone
+-- impossible: such a caller must not wait, since it never released anything.
+--
+-- Returns 1  registered (or, run again, already registered or already signalled)
+--         0  the caller does not hold the lock with this token: nothing changed
+local lock, queue, places, signalled, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local owner, token, waiter, place_ms = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+
+-- shared: publish
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
+
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
+if redis.call('HGET', lock, owner) ~= token then
+  return 0
+end
+
+local now = redis.call('TIME')
+local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local now_ms = math.floor(now_us / 1000)
+
+-- shared: cond-signal
+-- Signals up to count (-1: every) of the oldest waiters whose place has not run out: each moves
+-- from the queue to the signalled set, keeping its place's end as its signal's lease, and is named
+-- on the channel. A waiter whose place ran out (dead, or cut off for a lease) is dropped on the way.
+local function signal_waiters(queue, places, signalled, wakeups, count, now_ms, place_ms)
+  local woken = {}
+  while count ~= 0 do
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head then
+      break
+    end
+    local place_end = tonumber(redis.call('ZSCORE', places, head) or '0')
+    redis.call('ZREM', queue, head)
+    redis.call('ZREM', places, head)
+    if place_end > now_ms then
+      redis.call('ZADD', signalled, place_end, head)
+      -- The set outlives its last signal by a lease, so that a live waiter's renewal finds a
+      -- signal whose waiter never took it up, and passes it on.
+      if redis.call('PTTL', signalled) < place_end - now_ms + place_ms then
+        redis.call('PEXPIRE', signalled, place_end - now_ms + place_ms)
+      end
+      redis.call(publish, wakeups, 'granted:' .. head)
+      woken[#woken + 1] = head
+      count = count - 1
+    end
+  end
+  return woken
+end
+
+-- A signal whose waiter did not take it up within its lease (it died, or was cut off) passes on
+-- to the oldest live waiter: no signal is swallowed by a dead waiter.
+local function pass_on_expired(queue, places, signalled, wakeups, now_ms, place_ms)
+  local expired = redis.call('ZRANGEBYSCORE', signalled, '-inf', now_ms)
+  if #expired > 0 then
+    redis.call('ZREMRANGEBYSCORE', signalled, '-inf', now_ms)
+    signal_waiters(queue, places, signalled, wakeups, #expired, now_ms, place_ms)
+  end
+end
+-- end shared
+
+pass_on_expired(queue, places, signalled, wakeups, now_ms, place_ms)
+if redis.call('ZSCORE', signalled, waiter) then
+  return 1
+end
+redis.call('ZADD', queue, 'NX', now_us, waiter)
+redis.call('ZADD', places, now_ms + place_ms, waiter)
+for _, key in ipairs({queue, places}) do
+  if redis.call('PTTL', key) < place_ms then
+    redis.call('PEXPIRE', key, place_ms)
+  end
+end
+return 1

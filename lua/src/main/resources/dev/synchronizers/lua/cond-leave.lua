@@ -1,0 +1,83 @@
+-- cond-leave.lua: take a waiter that stops waiting out of its condition; a signal it had and does not take up passes on to the next live waiter.
+--
+-- KEYS[1] queue      zset    waiter -> arrival order (server time in microseconds); waiters not yet signalled
+-- KEYS[2] places     zset    waiter -> end of its place's lease, server time in ms
+-- KEYS[3] signalled  zset    waiter -> end of its signal's lease, server time in ms; signalled, not yet taken up
+-- KEYS[4] wakeups    channel 'granted:<waiter>' names a waiter that is signalled
+-- ARGV[1] waiter     "<client-uuid>:<thread-id>:<attempt>", unique to the wait
+-- ARGV[2] take       '1': a signal the waiter had is taken up (it returns signalled); '0': passed on (timeout, interrupt)
+-- ARGV[3] place_ms   the client's lease, in milliseconds
+--
+-- Safe to repeat: a second run finds the waiter nowhere and changes nothing (a signal taken up or
+-- passed on by the first run is not touched again).
+--
+-- Returns 2  the waiter had been signalled (the signal taken up, or passed on)
+--         1  the waiter was still waiting, not signalled
+--         0  the waiter was nowhere: its place had run out, or it had left already
+local queue, places, signalled, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local waiter, take, place_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
+
+-- shared: publish
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
+
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+
+-- shared: cond-signal
+-- Signals up to count (-1: every) of the oldest waiters whose place has not run out: each moves
+-- from the queue to the signalled set, keeping its place's end as its signal's lease, and is named
+-- on the channel. A waiter whose place ran out (dead, or cut off for a lease) is dropped on the way.
+local function signal_waiters(queue, places, signalled, wakeups, count, now_ms, place_ms)
+  local woken = {}
+  while count ~= 0 do
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head then
+      break
+    end
+    local place_end = tonumber(redis.call('ZSCORE', places, head) or '0')
+    redis.call('ZREM', queue, head)
+    redis.call('ZREM', places, head)
+    if place_end > now_ms then
+      redis.call('ZADD', signalled, place_end, head)
+      -- The set outlives its last signal by a lease, so that a live waiter's renewal finds a
+      -- signal whose waiter never took it up, and passes it on.
+      if redis.call('PTTL', signalled) < place_end - now_ms + place_ms then
+        redis.call('PEXPIRE', signalled, place_end - now_ms + place_ms)
+      end
+      redis.call(publish, wakeups, 'granted:' .. head)
+      woken[#woken + 1] = head
+      count = count - 1
+    end
+  end
+  return woken
+end
+
+-- A signal whose waiter did not take it up within its lease (it died, or was cut off) passes on
+-- to the oldest live waiter: no signal is swallowed by a dead waiter.
+local function pass_on_expired(queue, places, signalled, wakeups, now_ms, place_ms)
+  local expired = redis.call('ZRANGEBYSCORE', signalled, '-inf', now_ms)
+  if #expired > 0 then
+    redis.call('ZREMRANGEBYSCORE', signalled, '-inf', now_ms)
+    signal_waiters(queue, places, signalled, wakeups, #expired, now_ms, place_ms)
+  end
+end
+-- end shared
+
+-- Its own signal first: one the waiter takes up, even late, is not passed on as well.
+local was_signalled = redis.call('ZREM', signalled, waiter) == 1
+local was_waiting = redis.call('ZREM', queue, waiter) == 1
+redis.call('ZREM', places, waiter)
+if was_signalled and take ~= '1' then
+  signal_waiters(queue, places, signalled, wakeups, 1, now_ms, place_ms)
+end
+pass_on_expired(queue, places, signalled, wakeups, now_ms, place_ms)
+if was_signalled then
+  return 2
+end
+return was_waiting and 1 or 0

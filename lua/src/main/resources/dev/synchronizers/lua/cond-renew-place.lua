@@ -1,0 +1,85 @@
+-- cond-renew-place.lua: extend the places of many condition waiters in one call, each only while it still waits; pass on signals that their waiters never took up.
+-- The watchdog sends one call per tick for all condition waiters of its client (batched).
+--
+-- KEYS[4i-3] queue i      zset    waiter -> arrival order; waiters not yet signalled
+-- KEYS[4i-2] places i     zset    waiter -> end of its place's lease, server time in ms
+-- KEYS[4i-1] signalled i  zset    waiter -> end of its signal's lease, server time in ms
+-- KEYS[4i]   wakeups i    channel 'granted:<waiter>' names a waiter that is signalled
+-- ARGV[1]    place_ms     lease to give every place still waiting, in milliseconds
+-- ARGV[i+1]  waiter i     "<client-uuid>:<thread-id>:<attempt>" waiting on condition i
+--
+-- Returns {r1, ..., rn}  ri = 1: place i renewed; ri = 0: waiter i no longer waits (signalled, left), or its place ran out
+local place_ms = tonumber(ARGV[1])
+
+-- shared: publish
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
+
+-- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
+redis.replicate_commands()
+
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+
+-- shared: cond-signal
+-- Signals up to count (-1: every) of the oldest waiters whose place has not run out: each moves
+-- from the queue to the signalled set, keeping its place's end as its signal's lease, and is named
+-- on the channel. A waiter whose place ran out (dead, or cut off for a lease) is dropped on the way.
+local function signal_waiters(queue, places, signalled, wakeups, count, now_ms, place_ms)
+  local woken = {}
+  while count ~= 0 do
+    local head = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not head then
+      break
+    end
+    local place_end = tonumber(redis.call('ZSCORE', places, head) or '0')
+    redis.call('ZREM', queue, head)
+    redis.call('ZREM', places, head)
+    if place_end > now_ms then
+      redis.call('ZADD', signalled, place_end, head)
+      -- The set outlives its last signal by a lease, so that a live waiter's renewal finds a
+      -- signal whose waiter never took it up, and passes it on.
+      if redis.call('PTTL', signalled) < place_end - now_ms + place_ms then
+        redis.call('PEXPIRE', signalled, place_end - now_ms + place_ms)
+      end
+      redis.call(publish, wakeups, 'granted:' .. head)
+      woken[#woken + 1] = head
+      count = count - 1
+    end
+  end
+  return woken
+end
+
+-- A signal whose waiter did not take it up within its lease (it died, or was cut off) passes on
+-- to the oldest live waiter: no signal is swallowed by a dead waiter.
+local function pass_on_expired(queue, places, signalled, wakeups, now_ms, place_ms)
+  local expired = redis.call('ZRANGEBYSCORE', signalled, '-inf', now_ms)
+  if #expired > 0 then
+    redis.call('ZREMRANGEBYSCORE', signalled, '-inf', now_ms)
+    signal_waiters(queue, places, signalled, wakeups, #expired, now_ms, place_ms)
+  end
+end
+-- end shared
+
+local renewed = {}
+for i = 1, #KEYS / 4 do
+  local queue, places, signalled, wakeups, waiter = KEYS[i * 4 - 3], KEYS[i * 4 - 2], KEYS[i * 4 - 1], KEYS[i * 4], ARGV[i + 1]
+  -- A live waiter's renewal is what finds a signal that a dead waiter never took up.
+  pass_on_expired(queue, places, signalled, wakeups, now_ms, place_ms)
+  -- A place whose lease ran out stays out: renewing it would put back a waiter that stopped renewing.
+  local place_end = redis.call('ZSCORE', places, waiter)
+  if redis.call('ZSCORE', queue, waiter) and place_end and tonumber(place_end) > now_ms then
+    redis.call('ZADD', places, now_ms + place_ms, waiter)
+    for _, key in ipairs({queue, places}) do
+      if redis.call('PTTL', key) < place_ms then
+        redis.call('PEXPIRE', key, place_ms)
+      end
+    end
+    renewed[i] = 1
+  else
+    renewed[i] = 0
+  end
+end
+return renewed
