@@ -16,9 +16,10 @@ tar -C "$root" --exclude=./.git --exclude=target -cf - . | tar -C "$out/src" -xf
 
 echo "release-check: rebuilding the tree in $out/src for the reproducibility check"
 cd "$out/src"
-# Tests are not built: the comparison is of what a release publishes. reproducibility.skip keeps
-# the copy from rebuilding itself.
+# Tests are not built, nor the demo and the benchmarks: the comparison is of what a release
+# publishes. reproducibility.skip keeps the copy from rebuilding itself.
 if ! ./mvnw -B -q package -Prelease-check -Dreproducibility.skip=true -Dmaven.test.skip=true \
+    -pl '!examples,!jmh' \
     "-Dproject.build.outputTimestamp=$timestamp" >"$out/build.log" 2>&1; then
   tail -n 60 "$out/build.log"
   echo "release-check: the reference build failed; its log is $out/build.log" >&2
