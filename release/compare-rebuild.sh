@@ -23,6 +23,17 @@ if [ ! -d "$root/target/rebuild/src" ]; then
   exit 1
 fi
 
+# Maven Central wants sources and javadoc beside every jar.
+if [ -f "$here/$final.jar" ]; then
+  for classifier in sources javadoc; do
+    if [ ! -f "$here/$final-$classifier.jar" ]; then
+      echo "release-check: ${relative:-.}: no $classifier jar (a module without Java gets its javadoc jar" \
+           "from src/main/javadoc/index.html, its sources jar from its resources)" >&2
+      exit 1
+    fi
+  done
+fi
+
 shopt -s nullglob
 compared=0
 failed=0
