@@ -18,11 +18,6 @@ relative=${module#"$root"}
 relative=${relative#/}
 here="$module/target"
 reference="$root/target/rebuild/src${relative:+/$relative}/target"
-if [ ! -d "$root/target/rebuild/src" ]; then
-  echo "release-check: no reference build in $root/target/rebuild: run -Prelease-check on the whole tree" >&2
-  exit 1
-fi
-
 # Maven Central wants sources and javadoc beside every jar.
 if [ -f "$here/$final.jar" ]; then
   for classifier in sources javadoc; do
@@ -32,6 +27,11 @@ if [ -f "$here/$final.jar" ]; then
       exit 1
     fi
   done
+fi
+
+if [ ! -d "$root/target/rebuild/src" ]; then
+  echo "release-check: no reference build in $root/target/rebuild: run -Prelease-check on the whole tree" >&2
+  exit 1
 fi
 
 shopt -s nullglob
