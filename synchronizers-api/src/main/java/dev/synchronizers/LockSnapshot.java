@@ -21,6 +21,11 @@ public record LockSnapshot(String name, List<Holder> holders, int queueLength) {
     /**
      * Checks and copies the components.
      *
+     * @param name the lock's name
+     * @param holders the holders at that moment: none, one (a lock, a fair lock, a write lock), or any
+     *     number (the readers of a read lock)
+     * @param queueLength an estimate of how many threads of all clients waited at that moment, as
+     *     {@link DistributedLock#getQueueLength()} defines it
      * @throws NullPointerException if {@code name} or {@code holders} is null or holds null
      * @throws IllegalArgumentException if {@code queueLength} is negative
      */
@@ -71,6 +76,16 @@ public record LockSnapshot(String name, List<Holder> holders, int queueLength) {
         /**
          * Checks the components.
          *
+         * @param clientId the holding client's id ({@code RedisSynchronizers.clientId()}, or
+         *     {@code Redlock.clientId()})
+         * @param threadId the holding thread's id in that client's JVM; {@code -1} if the store's record
+         *     names none (written by another program)
+         * @param fencingToken the token of the hold
+         * @param leaseRemainingMillis how long the hold's lease had left, in milliseconds, by the store's
+         *     clock (for a quorum of servers: what a quorum of them still had, each by its own clock);
+         *     {@code -1} if the hold had no lease
+         * @param renewal whether the lease is renewed; known only for holds of the client that took the
+         *     snapshot
          * @throws NullPointerException if {@code clientId} or {@code renewal} is null
          */
         public Holder {

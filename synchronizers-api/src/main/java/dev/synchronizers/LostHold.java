@@ -8,7 +8,7 @@ import java.util.Objects;
  *
  * @param name the synchronizer's name, as given to {@link Synchronizers}
  * @param kind what kind of synchronizer it is, e.g. {@code "lock"}
- * @param threadId the id of the thread that owned the hold ({@link Thread#threadId()} on JDK 19 and
+ * @param threadId the id of the thread that owned the hold ({@code Thread.threadId()} on JDK 19 and
  *     later, {@link Thread#getId()} before), or {@code -1} for a hold of a {@link LockHandle} or
  *     the permits of a {@link PermitHandle}
  * @param fencingToken the fencing token of the lost hold, or {@code -1} where the kind has none
@@ -22,6 +22,16 @@ public record LostHold(String name, String kind, long threadId, long fencingToke
     /**
      * Creates the event.
      *
+     * @param name the synchronizer's name, as given to {@link Synchronizers}
+     * @param kind what kind of synchronizer it is, e.g. {@code "lock"}
+     * @param threadId the id of the thread that owned the hold ({@code Thread.threadId()} on JDK 19 and
+     *     later, {@link Thread#getId()} before), or {@code -1} for a hold of a {@link LockHandle} or
+     *     the permits of a {@link PermitHandle}
+     * @param fencingToken the fencing token of the lost hold, or {@code -1} where the kind has none
+     * @param cause why the hold was lost
+     * @param handle the lock handle that owned the hold, or null for a hold of a thread, and for
+     *     permits of a semaphore (a {@link PermitHandle} learns of its loss through
+     *     {@link PermitHandle#isHeld()})
      * @throws NullPointerException if {@code name}, {@code kind} or {@code cause} is null
      */
     public LostHold {
@@ -33,6 +43,13 @@ public record LostHold(String name, String kind, long threadId, long fencingToke
     /**
      * Creates the event of a hold that a thread owned.
      *
+     * @param name the synchronizer's name, as given to {@link Synchronizers}
+     * @param kind what kind of synchronizer it is, e.g. {@code "lock"}
+     * @param threadId the id of the thread that owned the hold ({@code Thread.threadId()} on JDK 19 and
+     *     later, {@link Thread#getId()} before), or {@code -1} for a hold of a {@link LockHandle} or
+     *     the permits of a {@link PermitHandle}
+     * @param fencingToken the fencing token of the lost hold, or {@code -1} where the kind has none
+     * @param cause why the hold was lost
      * @throws NullPointerException if {@code name}, {@code kind} or {@code cause} is null
      */
     public LostHold(String name, String kind, long threadId, long fencingToken, Cause cause) {

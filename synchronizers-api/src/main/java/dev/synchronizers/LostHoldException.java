@@ -13,7 +13,9 @@ package dev.synchronizers;
  */
 public class LostHoldException extends IllegalMonitorStateException {
 
+    /** The name of the synchronizer whose hold was lost. */
     private final String name;
+    /** Why the hold was lost. */
     private final LostHold.Cause cause;
 
     /**

@@ -22,6 +22,13 @@ public record ReadWriteLockSnapshot(String name, LockSnapshot.Holder writer, Lis
     /**
      * Checks and copies the components.
      *
+     * @param name the lock's name
+     * @param writer the holder of the write lock at that moment, or null
+     * @param readers the holders of the read lock at that moment (a writer that downgraded appears in
+     *     both)
+     * @param waitingWriters how many writers of all clients waited at that moment
+     * @param readersWaiting whether at least one reader waited at that moment (the store marks that
+     *     readers wait, not how many)
      * @throws NullPointerException if {@code name} or {@code readers} is null or holds null
      * @throws IllegalArgumentException if {@code waitingWriters} is negative
      */

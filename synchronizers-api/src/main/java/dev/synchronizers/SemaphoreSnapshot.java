@@ -23,6 +23,12 @@ public record SemaphoreSnapshot(String name, int totalPermits, int availablePerm
     /**
      * Checks and copies the components.
      *
+     * @param name the semaphore's name
+     * @param totalPermits the total at that moment
+     * @param availablePermits the permits free at that moment: the total minus what live grants held
+     *     (negative after the total shrank below what was held)
+     * @param holders the clients that held permits at that moment, one entry each
+     * @param queueLength how many acquisitions of all clients waited at that moment
      * @throws NullPointerException if {@code name} or {@code holders} is null or holds null
      * @throws IllegalArgumentException if {@code totalPermits} or {@code queueLength} is negative
      */
@@ -52,6 +58,12 @@ public record SemaphoreSnapshot(String name, int totalPermits, int availablePerm
         /**
          * Checks the components.
          *
+         * @param clientId the client's id ({@code RedisSynchronizers.clientId()})
+         * @param permits how many permits it held, over all its grants
+         * @param grants how many acquisitions those permits came from
+         * @param leaseRemainingMillis the shortest remaining lease among its grants, in milliseconds, by
+         *     the store's clock: when the first of its permits would return to the pool if its client
+         *     stopped renewing
          * @throws NullPointerException if {@code clientId} is null
          * @throws IllegalArgumentException if {@code permits} or {@code grants} is not positive
          */
