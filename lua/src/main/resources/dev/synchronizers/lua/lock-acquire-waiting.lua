@@ -1,7 +1,9 @@
 -- lock-acquire-waiting.lua: as lock-acquire.lua, and on failure record that a waiter is subscribed,
 -- so that the release publishes a wake-up. Used by a waiter after its subscription is active.
 --
--- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while someone waits;
+-- KEYS[1] lock      hash    owner -> fencing token of its hold; a cache's owner "<client-uuid>:cache" -> its base
+--                           token (docs/design/lock-caching.md); ':waiting' -> 1 while someone waits (for a cache:
+--                           another client asks it back);
 --                           ':w:<client-uuid>' -> how many threads of that client wait, for snapshots:
 --                           "<count>:<until_ms>" from a failed try (it counts until server time until_ms,
 --                           by when the waiter has tried again), "<count>" from a try that took the lock
@@ -14,13 +16,28 @@
 --
 -- Owners: the client is the part of an owner string before its first ':', in either form (Owner.java).
 --
--- Returns {1, token}  acquired; token is this hold's fencing token
---         {0, pttl}   held by another owner; pttl is its remaining lease in ms (-1: it has none)
+-- Returns {1, token}          acquired; token is this hold's fencing token
+--         {0, pttl}           held by another owner; pttl is its remaining lease in ms (-1: it has none)
+--         {0, pttl, client}   held by the cache of another client, named, so that the caller tells it; the
+--                             waiting mark asks it back
 local lock, token_key = KEYS[1], KEYS[2]
 local owner, lease_ms, waiters, grace_ms = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
+
+-- shared: find-cacher
+-- The client whose cache holds the lock, if one does: a cache's field is "<client-uuid>:cache".
+local function cacher_of(hash)
+  for _, field in ipairs(redis.call('HKEYS', hash)) do
+    local client = string.match(field, '^([^:]+):cache$')
+    if client then
+      return client
+    end
+  end
+  return nil
+end
+-- end shared
 
 local now = redis.call('TIME')
 local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
@@ -39,6 +56,10 @@ if redis.call('EXISTS', lock) == 1 and redis.call('HEXISTS', lock, owner) == 0 t
     count = count .. ':' .. string.format('%d', math.floor(now_us / 1000) + pttl + grace_ms)
   end
   redis.call('HSET', lock, ':waiting', 1, waiters_field, count)
+  local cache_client = cacher_of(lock)
+  if cache_client and cache_client ~= string.match(owner, '^([^:]*):') then
+    return {0, pttl, cache_client}
+  end
   return {0, pttl}
 end
 

@@ -94,14 +94,15 @@ record LockKeys(String lock, String token, String queue, String places, String r
      */
     String[] keysFor(Script script) {
         return switch (script) {
-            case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING, LOCK_HANDOVER, REDLOCK_SETTLE, REDLOCK_RENEW ->
+            case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING, LOCK_HANDOVER, LOCK_CACHE_ACQUIRE, LOCK_CACHE_RESERVE,
+                    REDLOCK_SETTLE, REDLOCK_RENEW ->
                     new String[] {lock, token};
             case REDLOCK_FORCE_UNLOCK -> new String[] {lock, token, wakeups};
             case FAIR_LOCK_ACQUIRE -> new String[] {lock, token, queue, places};
             case LOCK_RELEASE, LOCK_GIVE_BACK -> new String[] {lock, wakeups};
             case FAIR_LOCK_RELEASE, FAIR_LOCK_LEAVE -> new String[] {lock, token, queue, places, wakeups};
             case LOCK_FORCE_UNLOCK -> new String[] {lock, queue, places, wakeups};
-            case LOCK_RENEW -> new String[] {lock};
+            case LOCK_RENEW, LOCK_CACHE_RENEW -> new String[] {lock};
             case FAIR_LOCK_RENEW_PLACE -> new String[] {queue, places};
             case RW_READ_ACQUIRE -> new String[] {lock, token, readers, readTokens, queue, places, readersWaiting};
             case RW_READ_TRY -> new String[] {lock, token, readers, readTokens};

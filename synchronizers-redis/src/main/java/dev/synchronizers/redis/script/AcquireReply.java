@@ -2,6 +2,7 @@ package dev.synchronizers.redis.script;
 
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -18,6 +19,9 @@ import java.util.Set;
  * {0, wait_ms, floor}  not acquired (fair-lock-acquire.lua only, which queues the caller); floor is
  *                      at least every token issued so far, so a grant message with a token at or
  *                      below it is an old one
+ * {0, wait_ms, client} not acquired (lock-acquire.lua and lock-acquire-waiting.lua only): another
+ *                      client's cache holds the lock (docs/design/lock-caching.md); client is that
+ *                      client's id, to be told that it is asked back
  * </pre>
  *
  * @param acquired whether the caller now holds the lock
@@ -25,8 +29,27 @@ import java.util.Set;
  * @param waitMillis if not acquired, the wait the script reported ({@code -1}: the holder has no
  *     lease); {@code 0} if acquired
  * @param grantFloor if not acquired and the script reports one, the grant floor; otherwise {@code -1}
+ * @param cacher if not acquired because another client's cache holds the lock, that client's id;
+ *     otherwise {@code ""}
  */
-public record AcquireReply(boolean acquired, long token, long waitMillis, long grantFloor) {
+public record AcquireReply(boolean acquired, long token, long waitMillis, long grantFloor, String cacher) {
+
+    /** Checks that {@code cacher} is present. */
+    public AcquireReply {
+        Objects.requireNonNull(cacher, "cacher");
+    }
+
+    /**
+     * A reply that names no cacher.
+     *
+     * @param acquired whether the caller now holds the lock
+     * @param token if acquired, the new hold's fencing token; otherwise {@code -1}
+     * @param waitMillis if not acquired, the wait the script reported; {@code 0} if acquired
+     * @param grantFloor if not acquired and the script reports one, the grant floor; otherwise {@code -1}
+     */
+    public AcquireReply(boolean acquired, long token, long waitMillis, long grantFloor) {
+        this(acquired, token, waitMillis, grantFloor, "");
+    }
 
     private static final Set<Script> DECODED = EnumSet.of(Script.LOCK_ACQUIRE, Script.LOCK_ACQUIRE_WAITING,
             Script.FAIR_LOCK_ACQUIRE, Script.RW_READ_ACQUIRE, Script.RW_READ_TRY, Script.RW_WRITE_ACQUIRE,
@@ -44,7 +67,9 @@ public record AcquireReply(boolean acquired, long token, long waitMillis, long g
     public static AcquireReply of(Script script, List<Object> reply) {
         ReplyShape.requireOneOf(DECODED, script, "AcquireReply");
         boolean floored = script == Script.FAIR_LOCK_ACQUIRE;
-        String expected = floored ? "{1, token} or {0, wait_ms, floor}" : "{1, token} or {0, wait_ms}";
+        boolean named = script == Script.LOCK_ACQUIRE || script == Script.LOCK_ACQUIRE_WAITING;
+        String expected = floored ? "{1, token} or {0, wait_ms, floor}"
+                : named ? "{1, token}, {0, wait_ms} or {0, wait_ms, client}" : "{1, token} or {0, wait_ms}";
         List<?> list = ReplyShape.list(script, reply, expected, 2, 3);
         long code = ReplyShape.integer(script, list, 0, expected);
         long value = ReplyShape.integer(script, list, 1, expected);
@@ -53,6 +78,12 @@ public record AcquireReply(boolean acquired, long token, long waitMillis, long g
         }
         if (code == 0L && list.size() == (floored ? 3 : 2)) {
             return new AcquireReply(false, -1, value, floored ? ReplyShape.integer(script, list, 2, expected) : -1);
+        }
+        if (code == 0L && named && list.size() == 3) {
+            String client = ReplyShape.string(script, list, 2, expected);
+            if (!client.isEmpty()) {
+                return new AcquireReply(false, -1, value, -1, client);
+            }
         }
         throw new UnexpectedReplyException(script, reply, expected);
     }

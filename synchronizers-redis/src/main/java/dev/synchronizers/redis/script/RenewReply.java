@@ -12,11 +12,12 @@ import java.util.Set;
  * {r1, ..., rn}  ri = 1: item i renewed (every script)
  *                ri = 0: item i is gone: its hold, grant or place no longer exists (every script)
  *                ri = 2: hold i was not on the node and is taken back (redlock-renew.lua only)
+ *                ri = 2: cache i renewed, and another client asks it back (lock-cache-renew.lua only)
  * </pre>
  *
  * <p>Decodes the replies of {@code lock-renew.lua}, {@code fair-lock-renew-place.lua},
  * {@code rw-read-renew.lua}, {@code semaphore-renew-place.lua}, {@code semaphore-renew.lua},
- * {@code redlock-renew.lua} and {@code cond-renew-place.lua}.
+ * {@code redlock-renew.lua}, {@code cond-renew-place.lua} and {@code lock-cache-renew.lua}.
  *
  * @param outcomes what the call did to each item, in the order the items were sent
  */
@@ -29,11 +30,14 @@ public record RenewReply(List<Outcome> outcomes) {
         /** 1: the item's lease was set again. */
         RENEWED,
         /** 2: the hold was not on the node, and the renewal took it back there ({@code redlock-renew.lua}). */
-        TAKEN_BACK
+        TAKEN_BACK,
+        /** 2: the cache's lease was set again, and another client asks it back ({@code lock-cache-renew.lua}). */
+        ASKED_BACK
     }
 
     private static final Set<Script> DECODED = EnumSet.of(Script.LOCK_RENEW, Script.FAIR_LOCK_RENEW_PLACE,
-            Script.RW_READ_RENEW, Script.SEMAPHORE_RENEW_PLACE, Script.SEMAPHORE_RENEW, Script.REDLOCK_RENEW, Script.COND_RENEW_PLACE);
+            Script.RW_READ_RENEW, Script.SEMAPHORE_RENEW_PLACE, Script.SEMAPHORE_RENEW, Script.REDLOCK_RENEW, Script.COND_RENEW_PLACE,
+            Script.LOCK_CACHE_RENEW);
 
     /** Copies the list, so that the reply cannot change. */
     public RenewReply {
@@ -65,7 +69,8 @@ public record RenewReply(List<Outcome> outcomes) {
     public static RenewReply of(Script script, List<Object> reply, int items) {
         ReplyShape.requireOneOf(DECODED, script, "RenewReply");
         boolean takesBack = script == Script.REDLOCK_RENEW;
-        String expected = items + (takesBack ? " answers of 0, 1 or 2" : " answers of 0 or 1");
+        boolean asksBack = script == Script.LOCK_CACHE_RENEW;
+        String expected = items + (takesBack || asksBack ? " answers of 0, 1 or 2" : " answers of 0 or 1");
         List<?> list = ReplyShape.list(script, reply, expected, items);
         List<Outcome> outcomes = new ArrayList<>(items);
         for (int i = 0; i < items; i++) {
@@ -76,6 +81,8 @@ public record RenewReply(List<Outcome> outcomes) {
                 outcomes.add(Outcome.RENEWED);
             } else if (answer == 2L && takesBack) {
                 outcomes.add(Outcome.TAKEN_BACK);
+            } else if (answer == 2L && asksBack) {
+                outcomes.add(Outcome.ASKED_BACK);
             } else {
                 throw new UnexpectedReplyException(script, reply, expected);
             }

@@ -40,6 +40,15 @@ public enum Script {
      * repeat: token-checked, a second run finds that hold gone and changes nothing.
      */
     LOCK_RELEASE("lock-release.lua", 2, 2, ScriptOutputType.MULTI, Sending.BY_SHA, true),
+    /**
+     * Safe when overtaken: a late cache is given back by its base (lock-release.lua on the cache's
+     * owner), and a second take by the same client replaces a cache it does not know of.
+     */
+    LOCK_CACHE_ACQUIRE("lock-cache-acquire.lua", 2, 3, ScriptOutputType.MULTI, Sending.BY_SHA),
+    /** Safe when overtaken: base-checked, and a block reserved late only raises the last token (gaps are allowed). */
+    LOCK_CACHE_RESERVE("lock-cache-reserve.lua", 2, 3, ScriptOutputType.MULTI, Sending.BY_SHA),
+    /** With its text: as {@link #LOCK_RENEW}, for caches their client may give back meanwhile. */
+    LOCK_CACHE_RENEW("lock-cache-renew.lua", 1, 1, 2, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** Safe when overtaken: names the token of the hold it passes on; its doubt is settled only after it failed. */
     LOCK_HANDOVER("lock-handover.lua", 2, 5, ScriptOutputType.MULTI, Sending.BY_SHA),
     /**

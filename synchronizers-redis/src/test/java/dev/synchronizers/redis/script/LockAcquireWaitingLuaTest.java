@@ -100,4 +100,32 @@ class LockAcquireWaitingLuaTest extends AcquireLuaContract {
         assertEquals(Map.of("client-b:7", String.valueOf(reply.get(1)), ":w:client-c", "1"),
                 lua.redis.hgetall(lock));
     }
+
+    /* --------------- lock caching (docs/design/lock-caching.md) --------------- */
+
+    @Test
+    void acquire_heldByAnotherClientsCache_marksItAskedAndNamesIt() throws Exception {
+        lua.redis.hset(lock, "client-a:cache", "1001");
+        lua.redis.pexpire(lock, HOLDER_LEASE_MS);
+
+        List<Object> reply = acquire("client-b:7", 1);
+
+        assertEquals(3, reply.size(), () -> "reply " + reply);
+        assertEquals(0L, reply.get(0));
+        assertEquals("client-a", reply.get(2), "the cacher, to be told");
+        Map<String, String> hash = lua.redis.hgetall(lock);
+        assertEquals("1", hash.get(":waiting"), () -> "the mark is the ask: " + hash);
+        assertEquals("1001", hash.get("client-a:cache"), () -> "the cache is left to its client: " + hash);
+    }
+
+    @Test
+    void acquire_heldByItsOwnClientsCache_namesNoCacher() throws Exception {
+        lua.redis.hset(lock, "client-b:cache", "1001");
+        lua.redis.pexpire(lock, HOLDER_LEASE_MS);
+
+        List<Object> reply = acquire("client-b:7", 1);
+
+        assertEquals(2, reply.size(), () -> "its client is not told of its own try: " + reply);
+        assertEquals(0L, reply.get(0));
+    }
 }

@@ -62,6 +62,19 @@ class LockReleaseLuaTest extends LuaTestBase {
         assertEquals(Map.of("owner-a", "1002", ":waiting", "1"), lua.redis.hgetall(lock));
     }
 
+    /** A cache is given back by this script, named by its owner and base (docs/design/lock-caching.md). */
+    @Test
+    void release_aCacheAskedBack_givesItBackAndWakesTheAsker() throws Exception {
+        hold(Map.of("client-a:cache", "1001", ":waiting", "1"));
+
+        lua.assertPublishes(wakeups, () -> {
+            assertEquals(List.of(0L, ""), release("client-a:cache", "1000"), "an older cache's base");
+            assertEquals(List.of(1L, ""), release("client-a:cache", "1001"));
+        }, "released");
+
+        assertEquals(0L, lua.redis.exists(lock));
+    }
+
     @Test
     void release_notHeld_returnsZeroAndCreatesNothing() throws Exception {
         assertEquals(List.of(0L, ""), release("owner-a", "1001"));

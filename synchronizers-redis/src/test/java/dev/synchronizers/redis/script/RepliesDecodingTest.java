@@ -62,6 +62,55 @@ class RepliesDecodingTest {
         assertUnexpected(Script.FAIR_LOCK_ACQUIRE, () -> AcquireReply.of(Script.FAIR_LOCK_ACQUIRE, reply(0L, 2500L)));
     }
 
+    /** A try that meets another client's cache names that client (docs/design/lock-caching.md). */
+    @ParameterizedTest
+    @EnumSource(value = Script.class, names = {"LOCK_ACQUIRE", "LOCK_ACQUIRE_WAITING"})
+    void acquire_refusedByAnotherClientsCache_namesTheCacher(Script script) {
+        assertEquals(new AcquireReply(false, -1, 2500, -1, "client-a"),
+                AcquireReply.of(script, reply(0L, 2500L, "client-a")));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(0L, 2500L, "")));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(1L, 7L, "client-a")));
+    }
+
+    @Test
+    void acquire_cacherFromAScriptThatNamesNone_isUnexpected() {
+        assertUnexpected(Script.RW_WRITE_TRY, () -> AcquireReply.of(Script.RW_WRITE_TRY, reply(0L, 2500L, "client-a")));
+        assertUnexpected(Script.FAIR_LOCK_ACQUIRE,
+                () -> AcquireReply.of(Script.FAIR_LOCK_ACQUIRE, reply(0L, 2500L, "client-a")));
+    }
+
+    /* --------------- CacheBlockReply --------------- */
+
+    @ParameterizedTest
+    @EnumSource(value = Script.class, names = {"LOCK_CACHE_ACQUIRE", "LOCK_CACHE_RESERVE"})
+    void cacheBlock_granted_carriesTheBlockAndTheAsk(Script script) {
+        assertEquals(new CacheBlockReply(true, 100, 199, false, 0, ""),
+                CacheBlockReply.of(script, reply(1L, 100L, 199L, 0L)));
+        assertEquals(new CacheBlockReply(true, 100, 100, true, 0, ""),
+                CacheBlockReply.of(script, reply(1L, 100L, 100L, 1L)));
+        assertUnexpected(script, () -> CacheBlockReply.of(script, reply(1L, 100L, 99L, 0L)));
+        assertUnexpected(script, () -> CacheBlockReply.of(script, reply(1L, 100L, 199L, 2L)));
+        assertUnexpected(script, () -> CacheBlockReply.of(script, reply(1L, 100L, 199L)));
+    }
+
+    @Test
+    void cacheBlock_takeRefused_carriesWaitAndCacher() {
+        Script script = Script.LOCK_CACHE_ACQUIRE;
+        assertEquals(new CacheBlockReply(false, -1, -1, false, 2500, ""), CacheBlockReply.of(script, reply(0L, 2500L)));
+        assertEquals(new CacheBlockReply(false, -1, -1, false, -1, "client-a"),
+                CacheBlockReply.of(script, reply(0L, -1L, "client-a")));
+        assertUnexpected(script, () -> CacheBlockReply.of(script, reply(0L, 0L, 0L, 0L)));
+        assertUnexpected(script, () -> CacheBlockReply.of(script, reply(0L, 2500L, "")));
+    }
+
+    @Test
+    void cacheBlock_reserveRefused_isTheCacheGone() {
+        Script script = Script.LOCK_CACHE_RESERVE;
+        assertEquals(new CacheBlockReply(false, -1, -1, false, 0, ""), CacheBlockReply.of(script, reply(0L, 0L, 0L, 0L)));
+        assertUnexpected(script, () -> CacheBlockReply.of(script, reply(0L, 2500L)));
+        assertThrows(IllegalArgumentException.class, () -> CacheBlockReply.of(Script.LOCK_ACQUIRE, reply(1L, 1L)));
+    }
+
     @Test
     void acquire_floorFromAScriptThatHasNone_isUnexpected() {
         assertUnexpected(Script.LOCK_ACQUIRE, () -> AcquireReply.of(Script.LOCK_ACQUIRE, reply(0L, 2500L, 77L)));
@@ -85,7 +134,8 @@ class RepliesDecodingTest {
     void acquire_unexpected_messageShowsReplyAndShapes() {
         UnexpectedReplyException e = assertThrows(UnexpectedReplyException.class,
                 () -> AcquireReply.of(Script.LOCK_ACQUIRE, reply(2L, "x")));
-        assertEquals("unexpected reply from lock-acquire.lua: {2, 'x'}; expected {1, token} or {0, wait_ms}",
+        assertEquals("unexpected reply from lock-acquire.lua: {2, 'x'}; expected {1, token}, {0, wait_ms}"
+                + " or {0, wait_ms, client}",
                 e.getMessage());
     }
 
@@ -333,7 +383,7 @@ class RepliesDecodingTest {
 
     @ParameterizedTest
     @EnumSource(value = Script.class, names = {"LOCK_RENEW", "FAIR_LOCK_RENEW_PLACE", "RW_READ_RENEW",
-        "SEMAPHORE_RENEW_PLACE", "SEMAPHORE_RENEW", "REDLOCK_RENEW"})
+        "SEMAPHORE_RENEW_PLACE", "SEMAPHORE_RENEW", "REDLOCK_RENEW", "LOCK_CACHE_RENEW"})
     void renew_renewedAndGone_perItemInOrder(Script script) {
         assertEquals(new RenewReply(List.of(RenewReply.Outcome.RENEWED)), RenewReply.of(script, reply(1L), 1));
         assertEquals(new RenewReply(List.of(RenewReply.Outcome.GONE)), RenewReply.of(script, reply(0L), 1));
@@ -348,6 +398,13 @@ class RepliesDecodingTest {
                 RenewReply.Outcome.GONE)), RenewReply.of(Script.REDLOCK_RENEW, reply(2L, 1L, 0L), 3));
         assertUnexpected(Script.LOCK_RENEW, () -> RenewReply.of(Script.LOCK_RENEW, reply(2L), 1));
         assertUnexpected(Script.SEMAPHORE_RENEW, () -> RenewReply.of(Script.SEMAPHORE_RENEW, reply(1L, 2L), 2));
+    }
+
+    @Test
+    void renew_askedBack_onlyFromTheCacheRenewal() {
+        assertEquals(new RenewReply(List.of(RenewReply.Outcome.ASKED_BACK, RenewReply.Outcome.RENEWED,
+                RenewReply.Outcome.GONE)), RenewReply.of(Script.LOCK_CACHE_RENEW, reply(2L, 1L, 0L), 3));
+        assertUnexpected(Script.LOCK_CACHE_RENEW, () -> RenewReply.of(Script.LOCK_CACHE_RENEW, reply(3L), 1));
     }
 
     @Test
