@@ -61,13 +61,19 @@ final class Machinery extends ClientContext {
     static final int RECENT_RELEASES = 4096;
     /** How often an acquisition paused by a switch in progress looks whether it is done. */
     private static final long SWITCH_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    /**
+     * Whether non-fair locks are cached between uses ({@link RedisSynchronizers.Builder#lockCaching};
+     * docs/design/lock-caching.md).
+     */
+    final boolean lockCaching;
     /** Threads in {@link #pauseAfterShortAcks}, woken by {@link #wakePauses}. */
     private final Set<Thread> pausing = ConcurrentHashMap.newKeySet();
     Machinery(String clientId, String keyPrefix, RedisClusterAsyncCommands<String, String> redis,
             ScriptRegistry scripts, Watchdog watchdog, WakeupDispatcher wakeups,
             LostHoldListeners listeners, Recorder metrics, long leaseMillis, Duration timeout, ReplicaAcks acks,
             RedisClusterAsyncCommands<String, String> acksRedis, ScriptRegistry acksScripts,
-            LongPredicate fromCurrentMaster, boolean switchesMasters, AtomicBoolean closed, Executor async) {
+            LongPredicate fromCurrentMaster, boolean switchesMasters, AtomicBoolean closed, Executor async,
+            boolean lockCaching) {
         super("RedisSynchronizers", clientId, keyPrefix, wakeups, listeners, metrics, leaseMillis, timeout, closed,
                 async);
         this.redis = redis;
@@ -79,6 +85,7 @@ final class Machinery extends ClientContext {
         this.acksScripts = acksScripts;
         this.fromCurrentMaster = fromCurrentMaster;
         this.recentReleases = switchesMasters ? new ConcurrentLinkedDeque<>() : null;
+        this.lockCaching = lockCaching;
     }
 
     /** A release sent at {@code sentNanos}, and how to send it again. */

@@ -31,6 +31,8 @@ record Owner(String clientId, long threadId, OptionalLong attempt) {
 
     /** What separates the parts of an owner string. */
     private static final char SEPARATOR = ':';
+    /** What follows the client in a cache's owner string ({@link #cacheOf}). */
+    private static final String CACHE = "cache";
 
     /**
      * Checks the parts.
@@ -118,6 +120,24 @@ record Owner(String clientId, long threadId, OptionalLong attempt) {
     static String clientOf(String owner) {
         int first = owner.indexOf(SEPARATOR);
         return first < 0 ? owner : owner.substring(0, first);
+    }
+
+    /**
+     * The owner string of the client's cache of a lock, {@code <client-id>:cache}
+     * (docs/design/lock-caching.md): the client holds the lock in Redis, and any of its threads may
+     * take it locally. A third form beside the two above, which {@link #tryParse} does not read as
+     * a thread's ({@code cache} is no number); its client is {@link #clientOf} as for every form.
+     *
+     * @throws IllegalArgumentException if {@code clientId} could not be an owner's
+     */
+    static String cacheOf(String clientId) {
+        return prefixOf(clientId) + CACHE;
+    }
+
+    /** Whether {@code owner} is a cache's owner string ({@link #cacheOf}), of any client. */
+    static boolean isCache(String owner) {
+        int first = owner.indexOf(SEPARATOR);
+        return first > 0 && owner.length() == first + 1 + CACHE.length() && owner.endsWith(SEPARATOR + CACHE);
     }
 
     /**

@@ -100,7 +100,8 @@ public final class RedisSynchronizers implements Synchronizers {
         this.machinery = new Machinery(clientId, options.keyPrefix(), topology.commands(), scripts, watchdog,
                 new WakeupDispatcher(topology.pubSub(), commandTimeout, Owner.prefixOf(clientId), metrics),
                 options.lostHoldListeners(watchdog.executor(), metrics), metrics, leaseMillis, commandTimeout, acks, side,
-                sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed, options.asyncExecutor());
+                sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed, options.asyncExecutor(),
+                builder.lockCaching);
         metrics.clientGauges(machinery.watchdog::registered, machinery.followUps::pending,
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
@@ -287,6 +288,7 @@ public final class RedisSynchronizers implements Synchronizers {
         /** The settings shared with {@link Redlock.Builder}; build() gives each client a copy. */
         private ClientOptions options = new ClientOptions();
         private ReplicaAcks replicaAcks;
+        private boolean lockCaching;
 
         private Builder() {
         }
@@ -559,6 +561,29 @@ public final class RedisSynchronizers implements Synchronizers {
         }
 
         /**
+         * Lets the client keep a non-fair lock ({@link Synchronizers#lock(String)}) that it released
+         * while nobody else wants it, so that its next acquisition of that lock, by any of its
+         * threads, is taken locally, without a round trip. Another client that wants the lock asks
+         * for it back; this client gives it back at once if none of its threads holds it, and at the
+         * holder's last {@code unlock()} otherwise. Fencing tokens stay strictly greater than every
+         * token handed out before for the name, cached re-takes included: the client reserves them
+         * in blocks in Redis.
+         *
+         * <p>Only the non-fair lock is cached: the fair lock, the read-write lock and {@link Redlock}
+         * locks ignore this option, as do holds with a fixed lease and handles. Off by default.
+         *
+         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): the option is accepted
+         * and recorded, and the locks do not cache yet.
+         *
+         * @param enabled whether to cache non-fair locks
+         * @return this builder
+         */
+        public Builder lockCaching(boolean enabled) {
+            this.lockCaching = enabled;
+            return this;
+        }
+
+        /**
          * Connects and returns the client.
          *
          * @return the connected client
@@ -589,6 +614,7 @@ public final class RedisSynchronizers implements Synchronizers {
             copy.clusterClient = clusterClient;
             copy.options = options.copy();
             copy.replicaAcks = replicaAcks;
+            copy.lockCaching = lockCaching;
             return new RedisSynchronizers(copy);
         }
 
