@@ -351,7 +351,7 @@ final class QuorumLockBackend extends LockBackend {
                 Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
             return redlock.nodes.get(index).watchdog().register(new Renewal(Script.REDLOCK_RENEW,
                     QuorumLockBackend.this.keys.keysFor(Script.REDLOCK_RENEW), new String[] {owner, Long.toString(token)},
-                    fixedMillis, startNanos, owningThread, onLost, takeBack));
+                    fixedMillis, startNanos, owningThread, onLost, takeBack, null));
         }
 
         @Override

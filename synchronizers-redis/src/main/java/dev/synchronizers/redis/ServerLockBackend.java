@@ -170,7 +170,7 @@ final class ServerLockBackend extends LockBackend {
                 // A thread's hold ends as abandoned with its thread; a handle's is the client's.
                 return machinery.watchdog.register(new Renewal(policy.renew, keys.keysFor(policy.renew),
                         new String[] {owner, Long.toString(token)}, fixedLeaseMillis, sentNanos,
-                        threadId >= 0 ? Thread.currentThread() : null, onLost, null));
+                        threadId >= 0 ? Thread.currentThread() : null, onLost, null, null));
             }
         });
         machinery.registeredAfterCheck(sentNanos);
@@ -443,7 +443,7 @@ final class ServerLockBackend extends LockBackend {
             return null;   // reported lost meanwhile: its owner was told so already
         }
         return machinery.watchdog.register(new Renewal(policy.renew, keys.keysFor(policy.renew), itemArgs, millis,
-                sent, null, onLost, null));
+                sent, null, onLost, null, null));
     }
 
     @Override

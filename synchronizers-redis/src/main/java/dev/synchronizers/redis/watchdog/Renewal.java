@@ -31,9 +31,12 @@ import java.util.function.Consumer;
  *     the lease being otherwise lost as {@link LostHold.Cause#GONE}; null to count every one. A hold
  *     that lives on several servers must not be taken back on one of them once it may have been
  *     free long enough for someone else to hold it: only the owner knows whether it was.
+ * @param askedBack for a renew script that says another client asks the hold back (reply 2, as
+ *     {@code lock-cache-renew.lua} does for a lock cache): told, on the watchdog thread, each time a
+ *     renewal says so (the renewal counts); null for every other script
  */
 public record Renewal(Script script, String[] keys, String[] itemArgs, long fixedLeaseMillis, long startNanos,
-        Thread owner, Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack) {
+        Thread owner, Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack, Runnable askedBack) {
 
     /**
      * Checks the item against the script and copies its arrays.
@@ -67,7 +70,7 @@ public record Renewal(Script script, String[] keys, String[] itemArgs, long fixe
     public static Renewal ofThread(Script script, String[] keys, String[] itemArgs, long fixedLeaseMillis,
             long sentNanos, Thread owner, Consumer<LostHold.Cause> onLost) {
         return new Renewal(script, keys, itemArgs, fixedLeaseMillis, sentNanos, Objects.requireNonNull(owner, "owner"),
-                onLost, null);
+                onLost, null, null);
     }
 
     /**
@@ -84,7 +87,27 @@ public record Renewal(Script script, String[] keys, String[] itemArgs, long fixe
      */
     public static Renewal ofClient(Script script, String[] keys, String[] itemArgs, long sentNanos,
             Consumer<LostHold.Cause> onLost) {
-        return new Renewal(script, keys, itemArgs, 0, sentNanos, null, onLost, null);
+        return new Renewal(script, keys, itemArgs, 0, sentNanos, null, onLost, null, null);
+    }
+
+    /**
+     * A client's cache of a lock (docs/design/lock-caching.md): renewed every tick until
+     * unregistered or lost, whichever threads come and go; {@code askedBack} is told whenever a
+     * renewal says that another client asks for the lock.
+     *
+     * @param script the batched script that renews caches ({@code lock-cache-renew.lua})
+     * @param keys the keys of one item of that script
+     * @param itemArgs the arguments of one item of that script: the cache's owner and base token
+     * @param sentNanos {@link System#nanoTime()} just before the taking command was sent
+     * @param onLost told once, on the watchdog thread, if the cache is lost
+     * @param askedBack told, on the watchdog thread, for each renewal that says the cache is asked back
+     * @return the renewal
+     * @throws IllegalArgumentException if the keys or arguments do not fit one item of the script
+     */
+    public static Renewal ofCache(Script script, String[] keys, String[] itemArgs, long sentNanos,
+            Consumer<LostHold.Cause> onLost, Runnable askedBack) {
+        return new Renewal(script, keys, itemArgs, 0, sentNanos, null, onLost, null,
+                Objects.requireNonNull(askedBack, "askedBack"));
     }
 
     /**

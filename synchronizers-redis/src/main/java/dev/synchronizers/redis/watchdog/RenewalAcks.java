@@ -63,7 +63,7 @@ final class RenewalAcks {
             if (failure != null) {
                 recorder.replicaAcksShort("renew");
                 log.warn("watchdog could not learn how many replicas have its renewals: {}", failure.getMessage());
-            } else if (RenewReply.of(script, both.reply(), 1).outcome(0) != RenewReply.Outcome.RENEWED) {
+            } else if (!renewed(RenewReply.of(script, both.reply(), 1).outcome(0))) {
                 // The lease ended meanwhile: nothing was written again, and the WAIT proves nothing.
                 log.debug("watchdog could not check its renewals' replicas this tick: the lease it wrote again ended");
             } else if (!met.test(both.followUp())) {
@@ -72,5 +72,10 @@ final class RenewalAcks {
                         + " forget them", renewed, both.followUp());
             }
         });
+    }
+
+    /** Whether a renewal wrote the lease again: renewed, or renewed and asked back (a lock cache). */
+    private static boolean renewed(RenewReply.Outcome outcome) {
+        return outcome == RenewReply.Outcome.RENEWED || outcome == RenewReply.Outcome.ASKED_BACK;
     }
 }

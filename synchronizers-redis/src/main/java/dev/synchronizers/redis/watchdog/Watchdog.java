@@ -369,6 +369,12 @@ public final class Watchdog implements AutoCloseable {
                     && (lease.renewal.takeBack() == null || lease.renewal.takeBack().getAsBoolean())) {
                 lease.renewedNanos = tickStart;
                 renewedAndFailed[0]++;
+            } else if (outcome == RenewReply.Outcome.ASKED_BACK) {
+                // A lock cache that another client waits for (lock-cache-renew.lua): renewed, and
+                // its client is told, the backstop of an ask-back message that was lost.
+                lease.renewedNanos = tickStart;
+                renewedAndFailed[0]++;
+                askedBack(lease);
             } else {
                 lose(lease, LostHold.Cause.GONE);
             }
@@ -387,6 +393,18 @@ public final class Watchdog implements AutoCloseable {
                 + safetyNanos;
         if (nextChance - lease.renewedNanos >= TimeUnit.MILLISECONDS.toNanos(leaseMillis)) {
             lose(lease, LostHold.Cause.UNRENEWABLE);
+        }
+    }
+
+    private static void askedBack(Lease lease) {
+        Runnable askedBack = lease.renewal.askedBack();
+        if (askedBack == null) {
+            return;
+        }
+        try {
+            askedBack.run();
+        } catch (RuntimeException e) {
+            log.warn("watchdog: telling a lock cache that it is asked back failed", e);
         }
     }
 
