@@ -572,8 +572,11 @@ public final class RedisSynchronizers implements Synchronizers {
          * <p>Only the non-fair lock is cached: the fair lock, the read-write lock and {@link Redlock}
          * locks ignore this option, as do holds with a fixed lease and handles. Off by default.
          *
-         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): the option is accepted
-         * and recorded, and the locks do not cache yet.
+         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): another client's request
+         * reaches the cacher only through the cacher's next lease renewal (every third of the lease),
+         * not yet by a message; conditions ({@code newCondition()}) of a cached lock, a thread that
+         * ends inside a cached hold, {@code isLocked()} and {@code snapshot()} of a cached lock do
+         * not follow the contract yet. Do not enable it in production.
          *
          * @param enabled whether to cache non-fair locks
          * @return this builder

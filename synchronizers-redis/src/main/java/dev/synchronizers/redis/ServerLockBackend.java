@@ -80,11 +80,17 @@ final class ServerLockBackend extends LockBackend {
     private final Set<Long> acquiring = ConcurrentHashMap.newKeySet();
     /** Orders a retried give-back before any acquire that a thread announces after it. */
     private final ReentrantLock giveBackOrder = new ReentrantLock();
+    /**
+     * This client's cache of the lock, if the client caches non-fair locks
+     * ({@link RedisSynchronizers.Builder#lockCaching}); otherwise null.
+     */
+    private final LockCache cache;
 
     ServerLockBackend(String name, LockPolicy policy, LockKeys keys, Machinery machinery) {
         super(name, policy.kind, keys, machinery, policy.localQueue);
         this.policy = policy;
         this.machinery = machinery;
+        this.cache = policy == LockPolicy.NONFAIR && machinery.lockCaching ? new LockCache(name, keys, machinery) : null;
     }
 
     /** Makes {@code other} this lock's other half: the two share keys, so a force ends both halves' holds. */
@@ -105,6 +111,25 @@ final class ServerLockBackend extends LockBackend {
             boolean forHandle, Consumer<Grant> book) throws InterruptedException {
         Script firstTry = barging ? policy.tryOnce : policy.firstTry;
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
+        if (cache != null && !forHandle && fixedLeaseMillis == 0) {
+            // Cached: taken locally if idle; otherwise, with nothing cached and nobody of this client
+            // holding or waiting, taken in Redis as the client's cache (docs/design/lock-caching.md).
+            LockCache.Take take = cache.tryTake();
+            if (take == null && !cache.present() && acquirer.localWaiters() == 0 && !holds.anyLive()) {
+                try {
+                    take = cache.takeInRedis();
+                } finally {
+                    if (take == null) {
+                        // Threads that found it being taken wait locally: they try again now.
+                        acquirer.wakeHead();
+                    }
+                }
+            }
+            if (take != null) {
+                book.accept(take);
+                return true;
+            }
+        }
         if (forHandle) {
             return acquireInRedis(-1, machinery.newAttempt(), firstTry, timeoutNanos, interruptible, fixedLeaseMillis,
                     leaseMillis, book);
@@ -131,15 +156,20 @@ final class ServerLockBackend extends LockBackend {
     private boolean acquireInRedis(long threadId, String owner, Script firstTry, long timeoutNanos,
             boolean interruptible, long fixedLeaseMillis, long leaseMillis, Consumer<Grant> book)
             throws InterruptedException {
+        Waiter[] last = new Waiter[1];
         Attempt attempt = machinery.acquireCounted(timeoutNanos, interruptible, new Machinery.Countable() {
             @Override
             public Attempt acquire(long remainingNanos) throws InterruptedException {
                 Waiter waiter = new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0);
+                last[0] = waiter;
                 return acquirer.acquire(waiter, waiter, owner, remainingNanos, interruptible);
             }
 
             @Override
             public boolean counts(Attempt acquired) {
+                if (last[0].cacheTake != null) {
+                    return true;   // taken from this client's cache: no write of its own to replicate
+                }
                 return machinery.replicated(acquired.sentNanos(), policy.renew, keys.keysFor(policy.renew),
                         Long.toString(leaseMillis), owner, Long.toString(acquired.fencingToken()));
             }
@@ -151,6 +181,10 @@ final class ServerLockBackend extends LockBackend {
         });
         if (!attempt.acquired()) {
             return false;
+        }
+        if (last[0] != null && last[0].cacheTake != null) {
+            book.accept(last[0].cacheTake);
+            return true;
         }
         long sentNanos = attempt.sentNanos();
         long token = attempt.fencingToken();
@@ -239,6 +273,8 @@ final class ServerLockBackend extends LockBackend {
          * next try that gets an answer: one sent after the hand-over sees its outcome.
          */
         private volatile boolean handoverInDoubt;
+        /** What a try took from this client's cache, if it did; booked instead of a hold in Redis. */
+        private LockCache.Take cacheTake;
 
         Waiter(long threadId, String owner, Script firstTry, long leaseMillis, boolean fixedLease) {
             this.threadId = threadId;
@@ -261,6 +297,12 @@ final class ServerLockBackend extends LockBackend {
             machinery.checkOpen();
             Script script = subscribed ? policy.subscribedTry : firstTry;
             long sent = System.nanoTime();
+            if (cache != null && threadId >= 0) {
+                Attempt cached = attemptCache(sent);
+                if (cached != null) {
+                    return cached;
+                }
+            }
             String[] args;
             if (script == policy.queuedTry) {
                 args = new String[] {owner, lease, Long.toString(machinery.leaseMillis)};
@@ -318,6 +360,25 @@ final class ServerLockBackend extends LockBackend {
                 return attempt(true);
             }
             return new Attempt(true, token, 0, place.queuedSinceAtLeast());
+        }
+
+        /**
+         * A try while this client caches the lock: a take from the cache if it is idle; otherwise
+         * the wait is local (its holder's release wakes this waiter), since a try in Redis would
+         * find this client's own cache. A fixed-lease waiter, which does not use the cache, has an
+         * idle cache given back first and then tries in Redis. Null: nothing cached, try in Redis.
+         */
+        private Attempt attemptCache(long sent) {
+            if (!fixedLease) {
+                LockCache.Take take = cache.tryTake();
+                if (take != null) {
+                    cacheTake = take;
+                    return new Attempt(true, take.token(), 0, sent);
+                }
+            } else {
+                cache.giveBackIfIdle();
+            }
+            return cache.present() ? new Attempt(false, -1, machinery.leaseMillis, sent) : null;
         }
 
         @Override
@@ -448,6 +509,10 @@ final class ServerLockBackend extends LockBackend {
 
     @Override
     void declareLost(HoldLease lease, LostHold.Cause cause) {
+        if (lease instanceof LockCache.Take take) {
+            cache.declareLost(take, cause);
+            return;
+        }
         machinery.watchdog.declareLost((Watchdog.Lease) lease, cause);
     }
 
@@ -455,6 +520,10 @@ final class ServerLockBackend extends LockBackend {
 
     @Override
     boolean endLease(HoldLease lease) {
+        if (lease instanceof LockCache.Take take) {
+            // The cache's own lease goes on; release() decides whether the cache stays.
+            return take.endedBecause() == null;
+        }
         return machinery.watchdog.unregister((Watchdog.Lease) lease);
     }
 
@@ -469,6 +538,14 @@ final class ServerLockBackend extends LockBackend {
     @Override
     LostHold.Cause release(long threadId, Holds.Hold held) {
         machinery.checkOpen();
+        if (held.lease instanceof LockCache.Take take) {
+            // Kept as an idle cache (no round trip) unless asked back; the local head takes it next.
+            try {
+                return cache.release(take);
+            } finally {
+                acquirer.wakeHead();
+            }
+        }
         if (policy.localQueue) {
             LocalLine.Handover next = localStreak.get() < MAX_LOCAL_STREAK ? acquirer.line().reserveHead() : null;
             if (next != null) {
@@ -593,10 +670,13 @@ final class ServerLockBackend extends LockBackend {
                 "force-unlock " + kind + " '" + name + "'");
         // This client's own holders learn at once; other clients' at their watchdog's next tick.
         for (Holds.Hold held : before) {
-            machinery.watchdog.declareLost((Watchdog.Lease) held.lease, LostHold.Cause.GONE);
+            declareLost(held.lease, LostHold.Cause.GONE);
         }
         for (Holds.Hold held : otherBefore) {
-            machinery.watchdog.declareLost((Watchdog.Lease) held.lease, LostHold.Cause.GONE);
+            other.declareLost(held.lease, LostHold.Cause.GONE);
+        }
+        if (cache != null) {
+            cache.forced();
         }
         acquirer.wakeHead();
         if (other != null) {

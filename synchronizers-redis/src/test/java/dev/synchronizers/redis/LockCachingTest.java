@@ -1,0 +1,184 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.testkit.RedisExtension;
+import dev.synchronizers.testkit.RedisServer;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Lock caching ({@code RedisSynchronizers.Builder.lockCaching(true)}; docs/design/lock-caching.md):
+ * a re-take by the client that caches the lock makes no round trip, another client gets the lock
+ * after asking it back, and fencing tokens strictly increase across cached re-takes and hand-overs
+ * between clients. The first tests of the feature; the contract suite does not run with caching yet.
+ */
+@Tag("redis")
+@ExtendWith(SynchronizersExtension.class)
+class LockCachingTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    /** Long enough that no renewal falls into a measured stretch by design; the test does not rely on it. */
+    private static final Duration LONG_LEASE = Duration.ofSeconds(60);
+    /** Short, so that the renewal that asks a cache back (a third of it) comes soon. */
+    private static final Duration SHORT_LEASE = Duration.ofSeconds(3);
+    /** How long a test waits for what the contract promises before it fails rather than hang. */
+    private static final long PATIENCE_SECONDS = 60;
+
+    private final Opened opened;
+    private final String prefix;
+    private final String name;
+
+    LockCachingTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
+    }
+
+    private RedisSynchronizers client(RedisServer server, Duration lease, boolean caching) {
+        return opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix).lease(lease)
+                .lockCaching(caching).build());
+    }
+
+    /**
+     * The first lock() takes the lock in Redis as the client's cache; every later lock() and
+     * unlock() by the client, on any of its threads, runs no script, and each re-take's token is
+     * above the one before.
+     */
+    @Test
+    void lock_cachedReTakes_runNoScriptAndTokensIncrease() throws Exception {
+        RedisServer server = redis.startManaged();
+        DistributedLock lock = client(server, LONG_LEASE, true).lock(name);
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        lock.lock();
+        long last = lock.fencingToken();
+        lock.unlock();
+        admin.configResetstat();
+
+        for (int i = 0; i < 1_000; i++) {
+            lock.lock();
+            long token = lock.fencingToken();
+            assertTrue(token > last, "token " + token + " after " + last);
+            last = token;
+            lock.unlock();
+        }
+        long onOtherThread = Background.start("other-thread", () -> {
+            lock.lock();
+            try {
+                return lock.fencingToken();
+            } finally {
+                lock.unlock();
+            }
+        }).get();
+        assertTrue(onOtherThread > last, "another thread of the client takes it from the cache too");
+
+        String stats = admin.info("commandstats");
+        assertEquals(0, RedisState.calls(stats, "evalsha"), () -> "script calls by SHA: " + stats);
+        assertEquals(1L, admin.exists(prefix + ":lock:{" + name + "}"), "the cache stays in Redis");
+    }
+
+    /**
+     * Another client that wants a lock this client caches (idle) asks for it back, and gets it;
+     * its token is above every token the cacher handed out, and when the cacher takes it again,
+     * in Redis, its token is above the other client's.
+     */
+    @Test
+    void lock_byAnotherClient_asksTheIdleCacheBackAndTokensIncrease() throws Exception {
+        RedisServer server = redis.startManaged();
+        DistributedLock cacher = client(server, SHORT_LEASE, true).lock(name);
+        DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
+        long cached = 0;
+        for (int i = 0; i < 10; i++) {
+            cacher.lock();
+            cached = cacher.fencingToken();
+            cacher.unlock();
+        }
+
+        assertTrue(other.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the lock");
+        long otherToken = other.fencingToken();
+        other.unlock();
+        assertTrue(otherToken > cached, "token " + otherToken + " above the cached block's " + cached);
+
+        assertTrue(cacher.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS));
+        long again = cacher.fencingToken();
+        cacher.unlock();
+        assertTrue(again > otherToken, "token " + again + " above the other client's " + otherToken);
+    }
+
+    /**
+     * A cache held by one of its client's threads while another client asks for it is given back
+     * at that thread's unlock (or, if the ask comes later, by the next renewal): the other client
+     * gets the lock, never while the holder holds it.
+     */
+    @Test
+    void lock_byAnotherClientWhileHeld_getsItAfterTheHoldersUnlock() throws Exception {
+        RedisServer server = redis.startManaged();
+        DistributedLock cacher = client(server, SHORT_LEASE, true).lock(name);
+        DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        cacher.lock();
+        long held = cacher.fencingToken();
+        CountDownLatch unlocked = new CountDownLatch(1);
+        Background<Long> waiter = Background.start("other-client", () -> {
+            if (!other.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS)) {
+                return -1L;
+            }
+            try {
+                assertEquals(0, unlocked.getCount(), "the other client holds it only after the holder's unlock");
+                return other.fencingToken();
+            } finally {
+                other.unlock();
+            }
+        });
+        Await.until("the other client asks", () -> admin.hexists(prefix + ":lock:{" + name + "}", ":waiting"));
+        assertTrue(cacher.isHeldByCurrentThread());
+        unlocked.countDown();
+        cacher.unlock();
+
+        long otherToken = waiter.get();
+        assertTrue(otherToken > held, "token " + otherToken + " above the holder's " + held);
+        assertFalse(cacher.isHeldByCurrentThread());
+    }
+
+    /** A thread of the caching client waits for another of its threads locally and takes the cache after it. */
+    @Test
+    void lock_twoThreadsOfTheCachingClient_secondTakesTheCacheAfterTheFirstsUnlock() throws Exception {
+        RedisServer server = redis.startManaged();
+        DistributedLock lock = client(server, LONG_LEASE, true).lock(name);
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        lock.lock();
+        long first = lock.fencingToken();
+        admin.configResetstat();
+        Background<Long> second = Background.start("second", () -> {
+            lock.lock();
+            try {
+                return lock.fencingToken();
+            } finally {
+                lock.unlock();
+            }
+        });
+        Await.parked(second.thread());
+        lock.unlock();
+
+        assertTrue(second.get() > first);
+        String stats = admin.info("commandstats");
+        assertEquals(0, RedisState.calls(stats, "evalsha"), () -> "no script call: " + stats);
+    }
+}
