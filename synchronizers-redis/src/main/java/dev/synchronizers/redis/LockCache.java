@@ -30,9 +30,12 @@ import org.slf4j.LoggerFactory;
  * <p>The state is guarded by one {@link ReentrantLock}, held only for bookkeeping, never while
  * waiting for Redis (virtual threads).
  *
+ * <p>A thread that ends inside a take is found when another client asks the cache back, or when a
+ * thread of this client wants it: the take is reported {@code ABANDONED} and the cache given back.
+ *
  * <p>Not yet done (see the design note, section 9): the ask-back message on the client channel
- * (only the renewal's answer asks back today), a thread that dies inside a take, conditions,
- * {@code isLocked()} and snapshots of a cached lock.
+ * (only the renewal's answer asks back today), conditions, {@code isLocked()} and snapshots of a
+ * cached lock.
  */
 final class LockCache {
 
@@ -73,6 +76,8 @@ final class LockCache {
     final class Take implements HoldLease, LockBackend.Grant {
         private final long token;
         private final Watchdog.Lease of;
+        /** The thread that took it: if it ends inside, the take is abandoned. */
+        private final Thread thread = Thread.currentThread();
         private volatile Consumer<LostHold.Cause> onLost;
 
         private Take(long token, Watchdog.Lease of) {
@@ -143,8 +148,12 @@ final class LockCache {
     Take tryTake() {
         Take take;
         boolean reserve;
+        Take abandoned = null;
         guard.lock();
         try {
+            if (phase == Phase.HELD && current != null && !current.thread.isAlive()) {
+                abandoned = abandonLocked();
+            }
             if (phase != Phase.IDLE) {
                 return null;
             }
@@ -161,8 +170,27 @@ final class LockCache {
             }
         } finally {
             guard.unlock();
+            reportAbandoned(abandoned);
         }
         return reserveAndTake();
+    }
+
+    /**
+     * The thread inside ended without releasing (a hold abandoned, as the watchdog reports a
+     * thread's): the cache is given back, since no release will come.
+     *
+     * @return the abandoned take, to be reported once the guard is released
+     */
+    private Take abandonLocked() {
+        Take inside = current;
+        dropLocked("the thread holding it ended without unlock()");
+        return inside;
+    }
+
+    private static void reportAbandoned(Take abandoned) {
+        if (abandoned != null && abandoned.onLost != null) {
+            abandoned.onLost.accept(LostHold.Cause.ABANDONED);
+        }
     }
 
     /** The block ran out: one round trip for the next, the cache held by this thread meanwhile. */
@@ -360,15 +388,19 @@ final class LockCache {
 
     /** Told by the watchdog that another client asks for the lock: an idle cache goes back at once. */
     private void askedBack() {
+        Take abandoned = null;
         guard.lock();
         try {
             askedBack = true;
             if (phase == Phase.IDLE) {
                 dropLocked("another client asks for it");
+            } else if (phase == Phase.HELD && current != null && !current.thread.isAlive()) {
+                abandoned = abandonLocked();
             }
         } finally {
             guard.unlock();
         }
+        reportAbandoned(abandoned);
     }
 
     /** Told by the watchdog that the cache is lost in Redis: a take inside is lost with it. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LostHold;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
@@ -15,7 +16,9 @@ import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -180,5 +183,32 @@ class LockCachingTest {
         assertTrue(second.get() > first);
         String stats = admin.info("commandstats");
         assertEquals(0, RedisState.calls(stats, "evalsha"), () -> "no script call: " + stats);
+    }
+
+    /**
+     * A thread that ends inside a cached hold, without unlock(), abandons it as it would a hold in
+     * Redis: reported {@code ABANDONED} once another client asks for the lock, which then gets it.
+     */
+    @Test
+    void lock_threadEndsInsideACachedHold_isReportedAbandonedAndTheOtherClientGetsIt() throws Exception {
+        RedisServer server = redis.startManaged();
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(SHORT_LEASE).lockCaching(true).lostHoldListener(lost::add).build()).lock(name);
+        DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
+        Background<Long> ended = Background.start("ends-holding", () -> {
+            cacher.lock();
+            return cacher.fencingToken();
+        });
+        long abandonedToken = ended.get();
+        ended.thread().join();
+
+        assertTrue(other.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the lock");
+        long otherToken = other.fencingToken();
+        other.unlock();
+        assertTrue(otherToken > abandonedToken);
+        LostHold report = lost.poll(PATIENCE_SECONDS, TimeUnit.SECONDS);
+        assertEquals(LostHold.Cause.ABANDONED, report == null ? null : report.cause(), () -> "report " + report);
+        assertEquals(abandonedToken, report.fencingToken());
     }
 }
