@@ -64,6 +64,13 @@ final class LockCache {
     private Watchdog.Lease lease;
     /** The take inside, while held. */
     private Take current;
+    /**
+     * Until when, by {@link System#nanoTime()}, the client does not cache the lock again after
+     * giving it back to a client that asked: a lease. Its threads take plain holds meanwhile, each
+     * released at its unlock, so that the asker competes at every release, as without caching,
+     * rather than once per renewal of a cache taken straight back.
+     */
+    private long noCacheUntilNanos = System.nanoTime();
 
     LockCache(String name, LockKeys keys, Machinery machinery) {
         this.name = name;
@@ -386,6 +393,16 @@ final class LockCache {
         }
     }
 
+    /** Whether the client may take the lock in Redis as its cache now: not for a lease after an ask. */
+    boolean mayCache() {
+        guard.lock();
+        try {
+            return System.nanoTime() - noCacheUntilNanos >= 0;
+        } finally {
+            guard.unlock();
+        }
+    }
+
     /** Told by the watchdog that another client asks for the lock: an idle cache goes back at once. */
     private void askedBack() {
         Take abandoned = null;
@@ -438,6 +455,9 @@ final class LockCache {
     }
 
     private void forgetLocked() {
+        if (askedBack) {
+            noCacheUntilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis);
+        }
         phase = Phase.NONE;
         base = null;
         lease = null;

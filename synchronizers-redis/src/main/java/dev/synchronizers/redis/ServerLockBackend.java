@@ -112,10 +112,12 @@ final class ServerLockBackend extends LockBackend {
         Script firstTry = barging ? policy.tryOnce : policy.firstTry;
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
         if (cache != null && !forHandle && fixedLeaseMillis == 0) {
-            // Cached: taken locally if idle; otherwise, with nothing cached and nobody of this client
-            // holding or waiting, taken in Redis as the client's cache (docs/design/lock-caching.md).
+            // Cached: taken locally if idle; otherwise, with nothing cached, nobody of this client
+            // holding or waiting, and no recent ask, taken in Redis as the client's cache
+            // (docs/design/lock-caching.md). Otherwise a plain hold, as without caching.
             LockCache.Take take = cache.tryTake();
-            if (take == null && !cache.present() && acquirer.localWaiters() == 0 && !holds.anyLive()) {
+            if (take == null && !cache.present() && cache.mayCache() && acquirer.localWaiters() == 0
+                    && !holds.anyLive()) {
                 try {
                     take = cache.takeInRedis();
                 } finally {
