@@ -299,7 +299,7 @@ final class ServerLockBackend extends LockBackend {
             machinery.checkOpen();
             Script script = subscribed ? policy.subscribedTry : firstTry;
             long sent = System.nanoTime();
-            if (cache != null && threadId >= 0) {
+            if (cache != null) {
                 Attempt cached = attemptCache(sent);
                 if (cached != null) {
                     return cached;
@@ -367,11 +367,11 @@ final class ServerLockBackend extends LockBackend {
         /**
          * A try while this client caches the lock: a take from the cache if it is idle; otherwise
          * the wait is local (its holder's release wakes this waiter), since a try in Redis would
-         * find this client's own cache. A fixed-lease waiter, which does not use the cache, has an
-         * idle cache given back first and then tries in Redis. Null: nothing cached, try in Redis.
+         * find this client's own cache. A fixed-lease or handle waiter, which does not use the cache,
+         * has an idle cache given back first and then tries in Redis. Null: nothing cached, try in Redis.
          */
         private Attempt attemptCache(long sent) {
-            if (!fixedLease) {
+            if (!fixedLease && threadId >= 0) {
                 LockCache.Take take = cache.tryTake();
                 if (take != null) {
                     cacheTake = take;

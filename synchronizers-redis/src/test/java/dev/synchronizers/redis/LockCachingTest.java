@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LockHandle;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
@@ -210,5 +211,32 @@ class LockCachingTest {
         LostHold report = lost.poll(PATIENCE_SECONDS, TimeUnit.SECONDS);
         assertEquals(LostHold.Cause.ABANDONED, report == null ? null : report.cause(), () -> "report " + report);
         assertEquals(abandonedToken, report.fencingToken());
+    }
+
+    /**
+     * A handle and a fixed-lease hold do not use the cache: the client gives its idle cache back
+     * first and takes them in Redis, with tokens above the cache's; afterwards the lock is cached again.
+     */
+    @Test
+    void acquire_handleAndFixedLease_bypassTheIdleCache() throws Exception {
+        RedisServer server = redis.startManaged();
+        DistributedLock lock = client(server, LONG_LEASE, true).lock(name);
+        lock.lock();
+        long cached = lock.fencingToken();
+        lock.unlock();
+
+        try (LockHandle handle = lock.acquire()) {
+            assertTrue(handle.fencingToken() > cached, "handle token above the cache's");
+            cached = handle.fencingToken();
+        }
+        lock.lock(30, TimeUnit.SECONDS);
+        long fixed = lock.fencingToken();
+        lock.unlock();
+        assertTrue(fixed > cached, "fixed-lease token above the handle's");
+
+        lock.lock();
+        long again = lock.fencingToken();
+        lock.unlock();
+        assertTrue(again > fixed);
     }
 }
