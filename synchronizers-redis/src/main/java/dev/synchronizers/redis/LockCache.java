@@ -354,7 +354,13 @@ final class LockCache {
             guard.unlock();
         }
         boolean active = machinery.watchdog.unregister(ending);
-        List<Object> reply = machinery.await(releaseCommand(giveBack), "give back the cached lock '" + name + "'");
+        // Sent as a follow-up: unanswered, it is retried until Redis answers or a lease has passed
+        // (token-checked by the base, so always safe), as unlock()'s release is.
+        List<Object> reply = machinery.await(machinery.followUps.send(Script.LOCK_RELEASE,
+                "give back the cached lock '" + name + "'", () -> releaseCommand(giveBack),
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis)),
+                "give back the cached lock '" + name + "' (retried until Redis answers, and it expires with its"
+                        + " lease at the latest)");
         return active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released() ? null : LostHold.Cause.GONE;
     }
 
