@@ -33,9 +33,11 @@ import org.slf4j.LoggerFactory;
  * <p>A thread that ends inside a take is found when another client asks the cache back, or when a
  * thread of this client wants it: the take is reported {@code ABANDONED} and the cache given back.
  *
- * <p>Not yet done (see the design note, section 9): the ask-back message on the client channel
- * (only the renewal's answer asks back today), conditions, {@code isLocked()} and snapshots of a
- * cached lock.
+ * <p>Another client asks for the lock by a message on this client's ask channel
+ * ({@link Machinery#askBack}), and, should the message be lost, through the cache's next renewal.
+ *
+ * <p>Not yet done (see the design note, section 9): conditions, {@code isLocked()} and snapshots
+ * of a cached lock.
  */
 final class LockCache {
 
@@ -269,6 +271,7 @@ final class LockCache {
                 try {
                     if (phase == Phase.TAKING) {
                         phase = Phase.NONE;
+                        machinery.notCaching(keys.lock(), this);
                     }
                 } finally {
                     guard.unlock();
@@ -278,6 +281,8 @@ final class LockCache {
     }
 
     private Take takeInRedisAsTaker() {
+        // Listening before the take, so that an ask sent once the cache is in Redis finds it.
+        machinery.caching(keys.lock(), this);
         long sent = System.nanoTime();
         var pending = machinery.scripts.<List<Object>>run(Script.LOCK_CACHE_ACQUIRE,
                 keys.keysFor(Script.LOCK_CACHE_ACQUIRE), owner, Long.toString(machinery.leaseMillis), Long.toString(BLOCK));
@@ -296,6 +301,7 @@ final class LockCache {
             throw e;
         }
         if (!reply.granted()) {
+            machinery.askBack(reply.cacher(), keys.lock());
             return null;
         }
         String newBase = Long.toString(reply.lo());
@@ -409,8 +415,11 @@ final class LockCache {
         }
     }
 
-    /** Told by the watchdog that another client asks for the lock: an idle cache goes back at once. */
-    private void askedBack() {
+    /**
+     * Told that another client asks for the lock, by a message on this client's ask channel or by
+     * the watchdog (a renewal's answer): an idle cache goes back at once, a held one at its release.
+     */
+    void askedBack() {
         Take abandoned = null;
         guard.lock();
         try {
@@ -463,6 +472,9 @@ final class LockCache {
     private void forgetLocked() {
         if (askedBack) {
             noCacheUntilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis);
+        }
+        if (phase != Phase.NONE) {
+            machinery.notCaching(keys.lock(), this);
         }
         phase = Phase.NONE;
         base = null;

@@ -48,6 +48,15 @@ record LockKeys(String lock, String token, String queue, String places, String r
     }
 
     /**
+     * The channel on which other clients ask the client {@code clientId} to give back a lock it
+     * caches ({@code lock-ask.lua}; docs/design/lock-caching.md): one per client, under the client
+     * id's hash tag.
+     */
+    static String askChannel(String prefix, String clientId) {
+        return HashTag.base(prefix, "client", clientId) + ":asks";
+    }
+
+    /**
      * The keys of one condition of this lock ({@link RedisCondition}): under the lock's own keys, so
      * in its Cluster slot, and apart from every other condition of it.
      *

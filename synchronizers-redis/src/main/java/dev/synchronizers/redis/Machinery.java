@@ -12,6 +12,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.time.Duration;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,8 +22,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongPredicate;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The client context of a client of one server (standalone, Sentinel, Cluster): besides what every
@@ -31,6 +35,7 @@ import java.util.function.Supplier;
  */
 final class Machinery extends ClientContext {
 
+    private static final Logger log = LoggerFactory.getLogger(Machinery.class);
     final RedisClusterAsyncCommands<String, String> redis;
     final ScriptRegistry scripts;
     final Watchdog watchdog;
@@ -66,6 +71,12 @@ final class Machinery extends ClientContext {
      * docs/design/lock-caching.md).
      */
     final boolean lockCaching;
+    /** This client's lock caches by lock key, for the asks that other clients send (lock-ask.lua). */
+    private final Map<String, LockCache> caches = new ConcurrentHashMap<>();
+    /** Whether this client listens on its ask channel; set once the subscription is confirmed. */
+    private final AtomicBoolean listeningForAsks = new AtomicBoolean();
+    /** Orders the first subscription to the ask channel. */
+    private final ReentrantLock membershipOfAsks = new ReentrantLock();
     /** Threads in {@link #pauseAfterShortAcks}, woken by {@link #wakePauses}. */
     private final Set<Thread> pausing = ConcurrentHashMap.newKeySet();
     Machinery(String clientId, String keyPrefix, RedisClusterAsyncCommands<String, String> redis,
@@ -86,6 +97,60 @@ final class Machinery extends ClientContext {
         this.fromCurrentMaster = fromCurrentMaster;
         this.recentReleases = switchesMasters ? new ConcurrentLinkedDeque<>() : null;
         this.lockCaching = lockCaching;
+    }
+
+    /**
+     * Records {@code cache} as this client's cache of the lock {@code lockKey}, so that another
+     * client's ask reaches it, and listens on the client's ask channel if it does not yet (one
+     * round trip, once per client). If that subscription cannot be made now, asks reach the cache
+     * through its renewal's answer, and the next cache tries again.
+     */
+    void caching(String lockKey, LockCache cache) {
+        caches.put(lockKey, cache);
+        if (listeningForAsks.get()) {
+            return;
+        }
+        membershipOfAsks.lock();
+        try {
+            if (!listeningForAsks.get()) {
+                wakeups.listen(LockKeys.askChannel(keyPrefix, clientId), this::askedBack, watchdog.executor());
+                listeningForAsks.set(true);
+            }
+        } catch (SynchronizerUnavailableException e) {
+            // The renewal's answer is the backstop; the next cache tries to listen again.
+        } finally {
+            membershipOfAsks.unlock();
+        }
+    }
+
+    /** Forgets {@code cache} as the cache of {@code lockKey}, unless another one took its place. */
+    void notCaching(String lockKey, LockCache cache) {
+        caches.remove(lockKey, cache);
+    }
+
+    /** Another client asks for the lock {@code lockKey} (a message on this client's ask channel). */
+    private void askedBack(String lockKey) {
+        LockCache cache = caches.get(lockKey);
+        if (cache != null) {
+            cache.askedBack();
+        }
+    }
+
+    /**
+     * Tells the client {@code cacherId}, which caches the lock {@code lockKey}, that this client
+     * wants it: one script call, not awaited (a lost ask is made good by the cacher's next renewal,
+     * which sees the waiting mark the try left).
+     */
+    void askBack(String cacherId, String lockKey) {
+        if (cacherId.isEmpty()) {
+            return;
+        }
+        scripts.run(Script.LOCK_ASK, new String[] {LockKeys.askChannel(keyPrefix, cacherId)}, lockKey)
+                .whenComplete((reply, failure) -> {
+                    if (failure != null) {
+                        log.debug("could not ask client {} to give back '{}': {}", cacherId, lockKey, failure.toString());
+                    }
+                });
     }
 
     /** A release sent at {@code sentNanos}, and how to send it again. */

@@ -572,11 +572,15 @@ public final class RedisSynchronizers implements Synchronizers {
          * <p>Only the non-fair lock is cached: the fair lock, the read-write lock and {@link Redlock}
          * locks ignore this option, as do holds with a fixed lease and handles. Off by default.
          *
-         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): another client's request
-         * reaches the cacher only through the cacher's next lease renewal (every third of the lease),
-         * not yet by a message; conditions ({@code newCondition()}) of a cached lock, a thread that
-         * ends inside a cached hold, {@code isLocked()} and {@code snapshot()} of a cached lock do
-         * not follow the contract yet. Do not enable it in production.
+         * <p>Costs: the client subscribes once to a channel of its own, on which other clients ask
+         * for its cached locks; an asker sends one message more than without caching, and waits
+         * for the cacher's give-back (a round trip) besides. A lost message is made good by the
+         * cacher's next lease renewal, at most a third of the lease later.
+         *
+         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): conditions
+         * ({@code newCondition()}) of a cached lock, {@code isLocked()}, {@code snapshot()} and the
+         * metrics of a cached lock, and {@link #replicaAcks} do not follow the contract with caching
+         * yet. Do not enable it in production.
          *
          * @param enabled whether to cache non-fair locks
          * @return this builder

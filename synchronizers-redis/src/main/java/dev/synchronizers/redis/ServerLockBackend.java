@@ -334,7 +334,10 @@ final class ServerLockBackend extends LockBackend {
             }
             handoverInDoubt = false;
             acquireInDoubt.remove(threadId);
-            Attempt attempt = Attempt.of(AcquireReply.of(script, reply), sent);
+            AcquireReply decoded = AcquireReply.of(script, reply);
+            // Another client caches it: tell it (the try's waiting mark is the ask; this is its message).
+            machinery.askBack(decoded.cacher(), keys.lock());
+            Attempt attempt = Attempt.of(decoded, sent);
             if (!attempt.acquired() && script == policy.queuedTry) {
                 place.queued(sent);
                 grantFloor = Math.max(grantFloor, attempt.fencingToken());

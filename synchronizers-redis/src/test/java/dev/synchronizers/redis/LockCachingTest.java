@@ -239,4 +239,26 @@ class LockCachingTest {
         lock.unlock();
         assertTrue(again > fixed);
     }
+
+    /**
+     * The ask is a message on the cacher's channel: with a lease so long that no renewal comes
+     * within the other client's wait, the other client still gets the idle cached lock, so the
+     * message alone asked it back.
+     */
+    @Test
+    void lock_byAnotherClient_theAskMessageAloneGetsTheIdleCacheBack() throws Exception {
+        RedisServer server = redis.startManaged();
+        Duration noRenewalWithinTheWait = Duration.ofSeconds(PATIENCE_SECONDS * 6);
+        DistributedLock cacher = client(server, noRenewalWithinTheWait, true).lock(name);
+        DistributedLock other = client(server, noRenewalWithinTheWait, false).lock(name);
+        cacher.lock();
+        long cached = cacher.fencingToken();
+        cacher.unlock();
+
+        assertTrue(other.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS),
+                "the other client gets the lock before the cacher's first renewal could ask it back");
+        long otherToken = other.fencingToken();
+        other.unlock();
+        assertTrue(otherToken > cached);
+    }
 }

@@ -47,6 +47,8 @@ public enum Script {
     LOCK_CACHE_ACQUIRE("lock-cache-acquire.lua", 2, 3, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: base-checked, and a block reserved late only raises the last token (gaps are allowed). */
     LOCK_CACHE_RESERVE("lock-cache-reserve.lua", 2, 3, ScriptOutputType.MULTI, Sending.BY_SHA),
+    /** Safe when overtaken: only publishes; an ask that comes late makes its cacher give back a cache, no more. */
+    LOCK_ASK("lock-ask.lua", 1, 1, ScriptOutputType.INTEGER, Sending.BY_SHA),
     /** With its text: as {@link #LOCK_RENEW}, for caches their client may give back meanwhile. */
     LOCK_CACHE_RENEW("lock-cache-renew.lua", 1, 1, 2, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** Safe when overtaken: names the token of the hold it passes on; its doubt is settled only after it failed. */

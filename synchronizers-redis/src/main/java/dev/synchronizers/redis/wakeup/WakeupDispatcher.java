@@ -10,9 +10,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
  * Wakes waiting threads when a message arrives on the channel they wait on.
@@ -74,6 +77,14 @@ public final class WakeupDispatcher implements AutoCloseable {
     /** How often a waiter whose SUBSCRIBE was refused looks whether the Pub/Sub connection is back. */
     private static final long RESUBSCRIBE_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private volatile boolean closed;
+    /**
+     * Standing channels ({@link #listen}): channel -> what to do with each of its messages, which
+     * carry data for the client rather than wake a waiter.
+     */
+    private final Map<String, Listening> standing = new ConcurrentHashMap<>();
+
+    private record Listening(Consumer<String> handler, Executor executor) {
+    }
 
     /**
      * Starts dispatching the messages of a connection.
@@ -105,6 +116,11 @@ public final class WakeupDispatcher implements AutoCloseable {
             @Override
             public void message(String channel, String message) {
                 recorder.wakeupReceived();
+                Listening listening = standing.get(channel);
+                if (listening != null) {
+                    hand(listening, message);
+                    return;
+                }
                 wake(channel, message);
             }
 
@@ -126,6 +142,44 @@ public final class WakeupDispatcher implements AutoCloseable {
                 }
             }
         });
+    }
+
+    /**
+     * Subscribes to a standing channel, whose messages go to {@code handler} on {@code executor}
+     * (never on a Lettuce I/O thread) for as long as the client lives, and waits until Redis
+     * confirms the subscription. The channel is carried like every other: subscribed again after a
+     * reconnect, moved with its slot on a cluster; messages published while it is interrupted are
+     * lost, so what it carries must have a backstop. Used by lock caching: the client's ask channel.
+     *
+     * @param channel the channel, used for nothing else
+     * @param handler told each message's text
+     * @param executor where the handler runs
+     * @throws dev.synchronizers.SynchronizerUnavailableException if the subscription is not
+     *     confirmed within the timeout; the channel is then not listened to
+     */
+    public void listen(String channel, Consumer<String> handler, Executor executor) {
+        standing.put(channel, new Listening(handler, executor));
+        CompletableFuture<Void> confirmed;
+        membership.lock();
+        try {
+            confirmed = transport.subscribe(channel);
+        } finally {
+            membership.unlock();
+        }
+        try {
+            Replies.await(confirmed, timeout, "subscribe to '" + channel + "'");
+        } catch (RuntimeException e) {
+            standing.remove(channel);
+            throw e;
+        }
+    }
+
+    private static void hand(Listening listening, String message) {
+        try {
+            listening.executor().execute(() -> listening.handler().accept(message));
+        } catch (RejectedExecutionException e) {
+            // Closed: nothing listens any more.
+        }
     }
 
     /**
