@@ -103,7 +103,15 @@ final class Holds {
     static final class Hold {
         /** The owner string the hold has in Redis. */
         final String owner;
+        /** The hold's fencing token. */
         final long token;
+        /**
+         * What Redis has as the value of {@link #owner} while the hold lasts, which scripts that
+         * check a hold compare (conditions, verification): the fencing token, except for a hold
+         * taken from this client's lock cache, whose owner is the cache's and whose value is the
+         * cache's base token (docs/design/lock-caching.md).
+         */
+        final String checkToken;
         /** Whether it still keeps its lock object reachable; cleared once, when it ends. */
         final AtomicBoolean pinned = new AtomicBoolean(true);
         /** The hold's handle in the metrics. */
@@ -113,8 +121,13 @@ final class Holds {
         volatile int count = 1;
 
         Hold(String owner, long token, Object metric) {
+            this(owner, token, Long.toString(token), metric);
+        }
+
+        Hold(String owner, long token, String checkToken, Object metric) {
             this.owner = owner;
             this.token = token;
+            this.checkToken = checkToken;
             this.metric = metric;
         }
     }

@@ -45,6 +45,11 @@ abstract class LockBackend {
 
         long token();
 
+        /** What Redis has as the owner's value while the hold lasts (see {@link Holds.Hold#checkToken}). */
+        default String checkToken() {
+            return Long.toString(token());
+        }
+
         /**
          * Starts keeping the hold's lease (renewed, or fixed) now that the facade has booked it.
          *
@@ -152,6 +157,13 @@ abstract class LockBackend {
      *     release is retried in the background while the lease lasts)
      */
     abstract LostHold.Cause release(long threadId, Holds.Hold held);
+
+    /**
+     * Makes the coming release of {@code held} end it in Redis, whatever the backend would keep
+     * (a lock cache): a condition's await must let others in while it waits.
+     */
+    void releaseForReal(Holds.Hold held) {
+    }
 
     /** See {@link dev.synchronizers.DistributedLock#forceUnlock()}. */
     abstract boolean forceUnlock();

@@ -85,6 +85,8 @@ final class LockCache {
     final class Take implements HoldLease, LockBackend.Grant {
         private final long token;
         private final Watchdog.Lease of;
+        /** The base of the cache it was taken from: what Redis has for the cache's owner. */
+        private final String checkToken = base;
         /** The thread that took it: if it ends inside, the take is abandoned. */
         private final Thread thread = Thread.currentThread();
         private volatile Consumer<LostHold.Cause> onLost;
@@ -102,6 +104,11 @@ final class LockCache {
         @Override
         public long token() {
             return token;
+        }
+
+        @Override
+        public String checkToken() {
+            return checkToken;
         }
 
         @Override
@@ -380,6 +387,21 @@ final class LockCache {
         try {
             if (phase == Phase.IDLE) {
                 dropLocked("an acquisition with a fixed lease needs it in Redis");
+            }
+        } finally {
+            guard.unlock();
+        }
+    }
+
+    /**
+     * Makes {@code take}'s release give the cache back rather than keep it idle (a condition's
+     * await, which must let other clients in while it waits).
+     */
+    void giveBackAtRelease(Take take) {
+        guard.lock();
+        try {
+            if (current == take) {
+                askedBack = true;
             }
         } finally {
             guard.unlock();

@@ -248,7 +248,7 @@ final class RedisCondition implements Condition {
             Long reply;
             try {
                 reply = machinery.await(machinery.scripts.run(Script.COND_AWAIT, keys.keysFor(Script.COND_AWAIT),
-                        held.owner, Long.toString(held.token), waiter, Long.toString(machinery.leaseMillis)),
+                        held.owner, held.checkToken, waiter, Long.toString(machinery.leaseMillis)),
                         "wait on " + what);
             } catch (RuntimeException e) {
                 // It may have run: leave() withdraws it, after it on the same connection.
@@ -376,7 +376,7 @@ final class RedisCondition implements Condition {
         Holds.Hold held = heldByCurrentThread(threadId, method);
         machinery.checkOpen();
         String id = machinery.newAttempt();
-        String[] args = {held.owner, Long.toString(held.token), id, Integer.toString(count),
+        String[] args = {held.owner, held.checkToken, id, Integer.toString(count),
                 Long.toString(machinery.leaseMillis)};
         List<Object> reply;
         SynchronizerUnavailableException first = null;

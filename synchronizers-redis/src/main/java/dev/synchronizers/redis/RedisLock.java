@@ -204,7 +204,7 @@ final class RedisLock implements DistributedLock {
 
     /** Books a fresh hold: pinned before its lease is kept, so that its end, however soon, finds it pinned. */
     private void book(long threadId, LockBackend.Grant grant) {
-        Holds.Hold hold = new Holds.Hold(grant.owner(), grant.token(), backend.meters.holdStarted());
+        Holds.Hold hold = new Holds.Hold(grant.owner(), grant.token(), grant.checkToken(), backend.meters.holdStarted());
         context.pin(pinTarget);
         hold.lease = grant.start(cause -> onLost(threadId, hold, cause));
         holds.put(threadId, hold);
@@ -499,6 +499,7 @@ final class RedisLock implements DistributedLock {
      * @throws SynchronizerUnavailableException if Redis does not answer (the release is retried)
      */
     void releaseForAwait(long threadId, Holds.Hold held) {
+        backend.releaseForReal(held);
         holds.remove(threadId, held);
         end(held, threadId, null, "await()");
     }

@@ -577,10 +577,12 @@ public final class RedisSynchronizers implements Synchronizers {
          * for the cacher's give-back (a round trip) besides. A lost message is made good by the
          * cacher's next lease renewal, at most a third of the lease later.
          *
-         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): conditions
-         * ({@code newCondition()}) of a cached lock, {@code isLocked()}, {@code snapshot()} and the
-         * metrics of a cached lock, and {@link #replicaAcks} do not follow the contract with caching
-         * yet. Do not enable it in production.
+         * <p>A condition's {@code await} on a cached lock gives the lock back in Redis before it
+         * waits, so that other clients can take it (and signal).
+         *
+         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): {@code isLocked()},
+         * {@code snapshot()} and the metrics of a cached lock, and {@link #replicaAcks}, do not
+         * follow the contract with caching yet. Do not enable it in production.
          *
          * @param enabled whether to cache non-fair locks
          * @return this builder

@@ -491,7 +491,8 @@ final class ServerLockBackend extends LockBackend {
         LockPicture picture = LockPicture.of(Script.LOCK_SNAPSHOT, machinery.await(
                 machinery.scripts.run(Script.LOCK_SNAPSHOT, keys.keysFor(Script.LOCK_SNAPSHOT)), what));
         return picture.holders().stream()
-                .anyMatch(holder -> holder.owner().equals(held.owner) && holder.token() == held.token);
+                .anyMatch(holder -> holder.owner().equals(held.owner)
+                        && Long.toString(holder.token()).equals(held.checkToken));
     }
 
     /** One call of the renew script with the new lease, token-checked as every renewal is. */
@@ -661,6 +662,13 @@ final class ServerLockBackend extends LockBackend {
                     WakeupMessage.granted(woken, String.valueOf(released.grantedToken())).encode());
         } else {
             machinery.wakeups.wake(keys.wakeups(), woken);
+        }
+    }
+
+    @Override
+    void releaseForReal(Holds.Hold held) {
+        if (held.lease instanceof LockCache.Take take) {
+            cache.giveBackAtRelease(take);
         }
     }
 

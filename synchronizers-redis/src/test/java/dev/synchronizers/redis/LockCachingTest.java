@@ -21,6 +21,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -260,5 +261,43 @@ class LockCachingTest {
         long otherToken = other.fencingToken();
         other.unlock();
         assertTrue(otherToken > cached);
+    }
+
+    /**
+     * A condition's await on a cached hold lets the lock go for real: another client takes the
+     * lock while the waiter waits, signals it, and the waiter takes the lock again afterwards with
+     * a token above the signaller's.
+     */
+    @Test
+    void await_onACachedHold_releasesForRealAndIsSignalledByAnotherClient() throws Exception {
+        RedisServer server = redis.startManaged();
+        DistributedLock cacher = client(server, LONG_LEASE, true).lock(name);
+        DistributedLock other = client(server, LONG_LEASE, false).lock(name);
+        Condition cacherCondition = cacher.newCondition();
+        Condition otherCondition = other.newCondition();
+        cacher.lock();
+        cacher.unlock();   // cached, idle
+        Background<Long> waiter = Background.start("waiter", () -> {
+            cacher.lock();
+            try {
+                assertTrue(cacherCondition.await(PATIENCE_SECONDS, TimeUnit.SECONDS), "signalled");
+                return cacher.fencingToken();
+            } finally {
+                cacher.unlock();
+            }
+        });
+
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        Await.until("the await gives the cache back, unasked",
+                () -> admin.exists(prefix + ":lock:{" + name + "}") == 0);
+        assertTrue(other.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the lock during the await");
+        long signaller = other.fencingToken();
+        try {
+            otherCondition.signal();
+        } finally {
+            other.unlock();
+        }
+
+        assertTrue(waiter.get() > signaller, "the waiter's new hold is above the signaller's");
     }
 }
