@@ -427,6 +427,49 @@ final class LockCache {
         }
     }
 
+    /**
+     * What this client knows of the lock from its cache alone, for {@code isLocked()}: held (a
+     * thread of this client is inside), free (cached and idle: nobody else can hold it while the
+     * cache is in Redis), or null if the cache does not say (nothing cached, or being taken).
+     */
+    Boolean lockedAsFarAsKnown() {
+        guard.lock();
+        try {
+            return switch (phase) {
+                case HELD -> Boolean.TRUE;
+                case IDLE -> Boolean.FALSE;
+                default -> null;
+            };
+        } finally {
+            guard.unlock();
+        }
+    }
+
+    /**
+     * Gives an idle cache back because the client closes: sends the give-back and returns its
+     * reply, for the closing client to await (all caches' at once). A held one is left to its
+     * lease, as a thread's hold is.
+     *
+     * @return the give-back's reply, or null if there was nothing to give back
+     */
+    java.util.concurrent.CompletionStage<List<Object>> giveBackOnClose() {
+        String giveBack;
+        Watchdog.Lease ending;
+        guard.lock();
+        try {
+            if (phase != Phase.IDLE) {
+                return null;
+            }
+            giveBack = base;
+            ending = lease;
+            forgetLocked();
+        } finally {
+            guard.unlock();
+        }
+        machinery.watchdog.unregister(ending);
+        return releaseCommand(giveBack);
+    }
+
     /** Whether the client may take the lock in Redis as its cache now: not for a lease after an ask. */
     boolean mayCache() {
         guard.lock();

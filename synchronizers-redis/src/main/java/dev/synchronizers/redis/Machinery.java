@@ -123,6 +123,27 @@ final class Machinery extends ClientContext {
         }
     }
 
+    /**
+     * Gives back every idle cache of this client, for {@code close()}: all sent at once, then
+     * awaited within the command timeout; one that gets no answer expires with its lease.
+     */
+    void giveBackCaches() {
+        List<CompletionStage<List<Object>>> sent = new java.util.ArrayList<>();
+        for (LockCache cache : caches.values()) {
+            CompletionStage<List<Object>> giveBack = cache.giveBackOnClose();
+            if (giveBack != null) {
+                sent.add(giveBack);
+            }
+        }
+        for (CompletionStage<List<Object>> giveBack : sent) {
+            try {
+                await(giveBack, "give back a cached lock on close");
+            } catch (RuntimeException e) {
+                log.debug("a cached lock was not given back on close; it expires with its lease: {}", e.toString());
+            }
+        }
+    }
+
     /** Forgets {@code cache} as the cache of {@code lockKey}, unless another one took its place. */
     void notCaching(String lockKey, LockCache cache) {
         caches.remove(lockKey, cache);

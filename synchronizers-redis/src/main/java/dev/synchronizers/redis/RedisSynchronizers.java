@@ -230,6 +230,8 @@ public final class RedisSynchronizers implements Synchronizers {
             return;
         }
         machinery.wakePauses();
+        // Locks cached and idle are given back, not left to keep other clients out for a lease.
+        machinery.giveBackCaches();
         machinery.watchdog.close();
         machinery.wakeups.close();
         machinery.metrics.close();
@@ -580,9 +582,13 @@ public final class RedisSynchronizers implements Synchronizers {
          * <p>A condition's {@code await} on a cached lock gives the lock back in Redis before it
          * waits, so that other clients can take it (and signal).
          *
-         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): {@code isLocked()},
-         * {@code snapshot()} and the metrics of a cached lock, and {@link #replicaAcks}, do not
-         * follow the contract with caching yet. Do not enable it in production.
+         * <p>{@code isLocked()} of a lock this client caches is answered locally (false while no
+         * thread of the client holds it); another client's cached lock counts as locked. {@code
+         * close()} gives back the locks the client caches and no thread holds.
+         *
+         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): {@code snapshot()} and
+         * the metrics of a cached lock, and {@link #replicaAcks}, do not follow the contract with
+         * caching yet. Do not enable it in production.
          *
          * @param enabled whether to cache non-fair locks
          * @return this builder

@@ -720,6 +720,11 @@ final class ServerLockBackend extends LockBackend {
 
     @Override
     boolean isLocked() {
+        // This client's cache answers without a round trip: nobody else holds a lock it caches.
+        Boolean cached = cache == null ? null : cache.lockedAsFarAsKnown();
+        if (cached != null) {
+            return cached;
+        }
         // A read hold counts until its lease ends; one that ended is purged by the next acquire.
         String key = policy == LockPolicy.READ ? keys.readers() : keys.lock();
         return machinery.await(machinery.redis.exists(key), "query " + kind + " '" + name + "'") == 1L;

@@ -300,4 +300,41 @@ class LockCachingTest {
 
         assertTrue(waiter.get() > signaller, "the waiter's new hold is above the signaller's");
     }
+
+    /**
+     * isLocked() of the caching client answers from its cache (false while idle, true while one of
+     * its threads is inside); another client sees the cached lock as locked, since its own try
+     * would fail until the cache is given back.
+     */
+    @Test
+    void isLocked_cachedLock_idleIsFreeForTheCacherAndLockedForOthers() throws Exception {
+        RedisServer server = redis.startManaged();
+        DistributedLock cacher = client(server, LONG_LEASE, true).lock(name);
+        DistributedLock other = client(server, LONG_LEASE, false).lock(name);
+        cacher.lock();
+        assertTrue(cacher.isLocked());
+        cacher.unlock();
+
+        assertFalse(cacher.isLocked(), "idle in the cache");
+        assertTrue(other.isLocked(), "another client's cache keeps this client out until asked back");
+    }
+
+    /** close() gives back what the client caches idle, so that another client takes it at once. */
+    @Test
+    void close_givesIdleCachesBack() throws Exception {
+        RedisServer server = redis.startManaged();
+        RedisSynchronizers cachingClient = client(server, LONG_LEASE, true);
+        DistributedLock cacher = cachingClient.lock(name);
+        DistributedLock other = client(server, LONG_LEASE, false).lock(name);
+        cacher.lock();
+        long cached = cacher.fencingToken();
+        cacher.unlock();
+
+        cachingClient.close();
+
+        assertFalse(other.isLocked());
+        assertTrue(other.tryLock(), "free at once");
+        assertTrue(other.fencingToken() > cached);
+        other.unlock();
+    }
 }
