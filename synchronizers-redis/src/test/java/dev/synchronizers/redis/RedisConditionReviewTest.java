@@ -1,0 +1,105 @@
+package dev.synchronizers.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.SynchronizersExtension;
+import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.testkit.RedisExtension;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.time.Duration;
+import java.util.concurrent.locks.Condition;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Defects found in a review of {@code newCondition()}, each shown by a test. */
+@Tag("redis")
+@ExtendWith(SynchronizersExtension.class)
+class RedisConditionReviewTest {
+
+    @RegisterExtension
+    static final RedisExtension redis = new RedisExtension();
+
+    private final Opened opened;
+    private final String prefix;
+    private final String name;
+
+    RedisConditionReviewTest(TestNames names, Opened opened) {
+        this.prefix = names.prefix();
+        this.name = names.name();
+        this.opened = opened;
+    }
+
+    private RedisSynchronizers client(String uri) {
+        return opened.add(RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
+                .lease(Duration.ofMillis(30_000)).build());
+    }
+
+    private String conditionKey(int index, String part) {
+        return prefix + ":lock:{" + name + "}:cond:" + index + ":" + part;
+    }
+
+    /**
+     * A waiter that is signalled and then interrupted before it has the lock again (the signaller
+     * still holds it): Condition's javadoc lets it either return normally, its interrupt status
+     * set (as ReentrantLock's condition does), or throw InterruptedException, but then the signal
+     * must be redirected to another waiter. The signal taken up and InterruptedException thrown
+     * swallows the signal: the other waiter sleeps on.
+     */
+    @Test
+    void await_signalledThenInterruptedBeforeItHasTheLock_returnsNormallyOrPassesTheSignalOn() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        RedisSynchronizers client = client(uri);
+        DistributedLock lock = client.lock(name);
+        Condition condition = lock.newCondition();
+        Background<String> first = Background.start("first-waiter", () -> {
+            lock.lock();
+            try {
+                condition.await();
+                return Thread.currentThread().isInterrupted() ? "returned, interrupt status set" : "returned";
+            } catch (InterruptedException e) {
+                return "threw InterruptedException";
+            } finally {
+                lock.unlock();
+            }
+        });
+        Await.until("the first waiter waits", () -> admin.zcard(conditionKey(0, "queue")) == 1);
+        Background<Boolean> second = Background.start("second-waiter", () -> {
+            lock.lock();
+            try {
+                condition.await();
+                return true;
+            } finally {
+                lock.unlock();
+            }
+        });
+        Await.until("the second waiter waits behind it", () -> admin.zcard(conditionKey(0, "queue")) == 2);
+        lock.lock();
+        try {
+            condition.signal();     // the oldest waiter: the first
+            first.thread().interrupt();
+        } finally {
+            lock.unlock();
+        }
+        String outcome = first.get();
+        if (outcome.equals("threw InterruptedException")) {
+            assertTrue(second.get(), "the signal the first waiter did not return for passed on to the second");
+        } else {
+            assertEquals("returned, interrupt status set", outcome);
+            lock.lock();
+            try {
+                condition.signal();
+            } finally {
+                lock.unlock();
+            }
+            assertTrue(second.get());
+        }
+    }
+}
