@@ -117,7 +117,8 @@ final class RedisCondition implements Condition {
      * @return for a timed wait, the time left (zero or less: timed out; a signal consumed counts as
      *     at least 1); for an untimed one, 1
      * @throws InterruptedException if {@code interruptible} and interrupted before or while waiting,
-     *     after the lock is taken again
+     *     after the lock is taken again (an interrupt after the signal was taken up is kept as the
+     *     interrupt status instead)
      */
     private long await(long timeoutNanos, boolean interruptible) throws InterruptedException {
         long start = System.nanoTime();
@@ -189,7 +190,9 @@ final class RedisCondition implements Condition {
             throw wait.failure;
         }
         if (interrupted) {
-            if (interruptible) {
+            // An interrupt after the signal was taken up is kept for the caller, as ReentrantLock's
+            // condition does: thrown now, it would swallow a signal no one else gets.
+            if (interruptible && !wait.signalled) {
                 throw new InterruptedException();
             }
             Thread.currentThread().interrupt();
