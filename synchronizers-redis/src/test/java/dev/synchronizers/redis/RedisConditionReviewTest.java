@@ -102,4 +102,36 @@ class RedisConditionReviewTest {
             assertTrue(second.get());
         }
     }
+
+    /**
+     * awaitNanos returns an estimate of the time left, so that the idiom of Condition's javadoc
+     * ({@code nanos = awaitNanos(nanos)} until {@code nanos <= 0}) waits as long as it was asked
+     * to. Asked for Long.MAX_VALUE and signalled at once, it must return nearly Long.MAX_VALUE:
+     * returning 1 makes the idiom's next round time out at once.
+     */
+    @Test
+    void awaitNanos_longMaxValueAndSignalled_returnsTheTimeLeftNotOne() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        RedisSynchronizers client = client(uri);
+        DistributedLock lock = client.lock(name);
+        Condition condition = lock.newCondition();
+        Background<Long> waiter = Background.start("waiter", () -> {
+            lock.lock();
+            try {
+                return condition.awaitNanos(Long.MAX_VALUE);
+            } finally {
+                lock.unlock();
+            }
+        });
+        Await.until("the waiter waits", () -> admin.zcard(conditionKey(0, "queue")) == 1);
+        lock.lock();
+        try {
+            condition.signal();
+        } finally {
+            lock.unlock();
+        }
+        long left = waiter.get();
+        assertTrue(left > Long.MAX_VALUE / 2, "awaitNanos(Long.MAX_VALUE), signalled, returned " + left);
+    }
 }
