@@ -91,7 +91,8 @@ final class RedisCondition implements Condition {
 
     @Override
     public long awaitNanos(long nanosTimeout) throws InterruptedException {
-        return await(Math.max(0, nanosTimeout), true);
+        // Long.MAX_VALUE is Acquirer.FOREVER: kept a timed wait, so that the time left is returned.
+        return await(Math.max(0, Math.min(nanosTimeout, Long.MAX_VALUE - 1)), true);
     }
 
     @Override
