@@ -9,9 +9,12 @@ import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.child.ConditionWaiterMain;
+import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.locks.Condition;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -133,5 +136,54 @@ class RedisConditionReviewTest {
         }
         long left = waiter.get();
         assertTrue(left > Long.MAX_VALUE / 2, "awaitNanos(Long.MAX_VALUE), signalled, returned " + left);
+    }
+
+    /**
+     * A waiter whose process died leaves when its place's lease runs out (semantics.md, "Dead
+     * waiters"): while a live waiter keeps the condition's keys alive and nobody signals, the dead
+     * waiter's entries must not stay in the queue and places for ever, or they pile up with every
+     * waiter that dies.
+     */
+    @Test
+    void deadWaiter_placeRanOut_isRemovedWhileALiveWaiterRenews() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        RedisSynchronizers live = opened.add(RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
+                .lease(Duration.ofMillis(3_000)).build());
+        try (ChildJvm child = ChildJvm.start(ConditionWaiterMain.class, uri, prefix, name, "1000")) {
+            child.awaitLine("WAITING", Duration.ofSeconds(60));
+            Await.until("the child waits", () -> admin.zcard(conditionKey(0, "queue")) == 1);
+            child.kill();
+            DistributedLock lock = live.lock(name);
+            Condition condition = lock.newCondition();
+            Background<Boolean> waiter = Background.start("live-waiter", () -> {
+                lock.lock();
+                try {
+                    condition.await();
+                    return true;
+                } finally {
+                    lock.unlock();
+                }
+            });
+            Await.until("the live waiter waits", () -> admin.zcard(conditionKey(0, "queue")) == 2);
+            String dead = admin.zrange(conditionKey(0, "queue"), 0, 0).get(0);
+            Await.until("the dead waiter's place ran out", () -> {
+                Double end = admin.zscore(conditionKey(0, "places"), dead);
+                List<String> time = admin.time();
+                long nowMs = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+                return end == null || end < nowMs;
+            });
+            Await.until("the dead waiter left the queue and the places (the live one renews every second)",
+                    () -> admin.zscore(conditionKey(0, "queue"), dead) == null
+                            && admin.zscore(conditionKey(0, "places"), dead) == null);
+            assertEquals(1, admin.zcard(conditionKey(0, "queue")), "the live waiter still waits");
+            lock.lock();
+            try {
+                condition.signal();
+            } finally {
+                lock.unlock();
+            }
+            assertTrue(waiter.get());
+        }
     }
 }
