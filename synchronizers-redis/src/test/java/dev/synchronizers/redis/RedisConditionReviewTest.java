@@ -1,6 +1,7 @@
 package dev.synchronizers.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
@@ -185,5 +186,23 @@ class RedisConditionReviewTest {
             }
             assertTrue(waiter.get());
         }
+    }
+
+    /** A client closed while a thread awaits: the thread wakes and throws IllegalStateException, it does not sleep on. */
+    @Test
+    void await_clientClosedMeanwhile_throwsIllegalStateRatherThanSleeping() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        RedisSynchronizers client = client(uri);
+        DistributedLock lock = client.lock(name);
+        Condition condition = lock.newCondition();
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            lock.lock();
+            condition.await();
+            return true;
+        });
+        Await.until("the waiter waits", () -> admin.zcard(conditionKey(0, "queue")) == 1);
+        client.close();
+        assertInstanceOf(IllegalStateException.class, waiter.failure());
     }
 }
