@@ -205,4 +205,48 @@ class RedisConditionReviewTest {
         client.close();
         assertInstanceOf(IllegalStateException.class, waiter.failure());
     }
+
+    /**
+     * A waiter that took up its signal and then cannot take the lock again (its client is closed
+     * while the signaller still holds the lock) throws rather than return: the signal it took up
+     * must then pass on to the next waiter, or it is swallowed by a departed waiter.
+     */
+    @Test
+    void await_signalTakenUpThenClientClosedBeforeTheRetake_signalPassesOn() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        RedisSynchronizers closing = client(uri);
+        DistributedLock firstLock = closing.lock(name);
+        Condition firstCondition = firstLock.newCondition();
+        Background<Boolean> first = Background.start("first-waiter", () -> {
+            firstLock.lock();
+            firstCondition.await();
+            return true;
+        });
+        Await.until("the first waiter waits", () -> admin.zcard(conditionKey(0, "queue")) == 1);
+        DistributedLock secondLock = client(uri).lock(name);
+        Condition secondCondition = secondLock.newCondition();
+        Background<Boolean> second = Background.start("second-waiter", () -> {
+            secondLock.lock();
+            try {
+                secondCondition.await();
+                return true;
+            } finally {
+                secondLock.unlock();
+            }
+        });
+        Await.until("the second waiter waits behind it", () -> admin.zcard(conditionKey(0, "queue")) == 2);
+        DistributedLock lock = client(uri).lock(name);
+        Condition condition = lock.newCondition();
+        lock.lock();
+        try {
+            condition.signal();     // the oldest waiter: the first
+            Await.until("the first waiter took its signal up", () -> admin.zcard(conditionKey(0, "signalled")) == 0);
+            closing.close();
+            assertInstanceOf(IllegalStateException.class, first.failure(), "the first waiter could not take the lock again");
+        } finally {
+            lock.unlock();
+        }
+        assertTrue(second.get(), "the signal the first waiter did not return for passed on to the second");
+    }
 }
