@@ -212,7 +212,7 @@ class RedisConditionReviewTest {
      * must then pass on to the next waiter, or it is swallowed by a departed waiter.
      */
     @Test
-    void await_signalTakenUpThenClientClosedBeforeTheRetake_signalPassesOn() throws Exception {
+    void await_signalledThenClientClosedBeforeTheRetake_signalPassesOn() throws Exception {
         String uri = redis.server().uri();
         RedisCommands<String, String> admin = opened.commands(uri);
         RedisSynchronizers closing = client(uri);
@@ -241,7 +241,8 @@ class RedisConditionReviewTest {
         lock.lock();
         try {
             condition.signal();     // the oldest waiter: the first
-            Await.until("the first waiter took its signal up", () -> admin.zcard(conditionKey(0, "signalled")) == 0);
+            // Woken or about to be: it cannot take the lock again before this thread lets go of it.
+            Await.until("the first waiter is signalled", () -> admin.zcard(conditionKey(0, "signalled")) == 1);
             closing.close();
             assertInstanceOf(IllegalStateException.class, first.failure(), "the first waiter could not take the lock again");
         } finally {
