@@ -204,7 +204,9 @@ public interface DistributedLock extends Lock {
      *   <li>The wait ends when the thread is signalled, its time is up, it is interrupted (not for
      *       {@code awaitUninterruptibly}, which keeps the interrupt status set), or spuriously:
      *       only when the waiter's place in the store ran out (its client cut off from the store
-     *       for a lease) or the store lost it (a failover).</li>
+     *       for a lease) or the store lost it (a failover). An interrupt that comes after the
+     *       signal was taken up does not make it throw: it returns normally with the interrupt
+     *       status set, as {@code ReentrantLock}'s conditions do.</li>
      *   <li>{@code signal()} wakes the longest-waiting live waiter of any client;
      *       {@code signalAll()} every waiter registered before it. A signal nobody waits for is not
      *       remembered. A waiter that returns by timeout or interrupt passes on a signal that

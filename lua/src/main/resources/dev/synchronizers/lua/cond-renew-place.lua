@@ -68,6 +68,12 @@ for i = 1, #KEYS / 4 do
   local queue, places, signalled, wakeups, waiter = KEYS[i * 4 - 3], KEYS[i * 4 - 2], KEYS[i * 4 - 1], KEYS[i * 4], ARGV[i + 1]
   -- A live waiter's renewal is what finds a signal that a dead waiter never took up.
   pass_on_expired(queue, places, signalled, wakeups, now_ms, place_ms)
+  -- Waiters whose place ran out (dead, or cut off for a lease) leave, so that they do not pile up
+  -- in a condition that live waiters keep alive and nobody signals.
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
+    redis.call('ZREM', queue, gone)
+  end
+  redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
   -- A place whose lease ran out stays out: renewing it would put back a waiter that stopped renewing.
   local place_end = redis.call('ZSCORE', places, waiter)
   if redis.call('ZSCORE', queue, waiter) and place_end and tonumber(place_end) > now_ms then

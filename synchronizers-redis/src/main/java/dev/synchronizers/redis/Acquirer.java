@@ -133,6 +133,18 @@ final class Acquirer {
      */
     Attempt acquire(Step step, LocalLine.Participant participant, String owner, long timeoutNanos,
             boolean interruptible) throws InterruptedException {
+        // Counted while it may have a trace in Redis, so that close() lets it take it away first;
+        // not while it waits in the local line (it has none there, and nothing wakes it on close).
+        context.acquisitionStarted();
+        try {
+            return acquireCounted(step, participant, owner, timeoutNanos, interruptible);
+        } finally {
+            context.acquisitionEnded();
+        }
+    }
+
+    private Attempt acquireCounted(Step step, LocalLine.Participant participant, String owner, long timeoutNanos,
+            boolean interruptible) throws InterruptedException {
         if (participant == null) {
             participant = LocalLine.PLAIN;
         }
@@ -163,7 +175,13 @@ final class Acquirer {
         LocalLine.Node node = line == null ? null : line.join(participant);
         try {
             if (node != null) {
-                Attempt handed = waitInLine(step, node, start, timeoutNanos, interruptible);
+                Attempt handed;
+                context.acquisitionEnded();
+                try {
+                    handed = waitInLine(step, node, start, timeoutNanos, interruptible);
+                } finally {
+                    context.acquisitionStarted();
+                }
                 if (handed != null) {
                     acquired = handed.acquired();
                     return handed;

@@ -18,6 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * What every synchronizer of one client shares, whichever entry point built it
@@ -57,6 +59,14 @@ class ClientContext {
      * it is reached.
      */
     private final Map<Object, Integer> pinned = new ConcurrentHashMap<>();
+    /**
+     * Acquisitions under way that may have left a trace in Redis (a place in a line) which they
+     * take away when they end ({@link Acquirer}); {@code close()} waits for them
+     * ({@link #awaitAcquisitionsEnded()}).
+     */
+    private final AtomicInteger acquiring = new AtomicInteger();
+    private final ReentrantLock acquiringLock = new ReentrantLock();
+    private final Condition acquisitionsEnded = acquiringLock.newCondition();
 
     /**
      * @param async where async stages complete; null for a pool of the client's own: at most
@@ -116,6 +126,44 @@ class ClientContext {
                 return CompletableFuture.failedFuture(closed);
             }
             return CompletableFuture.failedFuture(refused);
+        }
+    }
+
+    /** An acquisition that may leave a trace in Redis starts; {@link #acquisitionEnded()} must follow. */
+    final void acquisitionStarted() {
+        acquiring.incrementAndGet();
+    }
+
+    /** An acquisition counted by {@link #acquisitionStarted()} ended, its trace in Redis taken away. */
+    final void acquisitionEnded() {
+        if (acquiring.decrementAndGet() == 0 && closed.get()) {
+            acquiringLock.lock();
+            try {
+                acquisitionsEnded.signalAll();
+            } finally {
+                acquiringLock.unlock();
+            }
+        }
+    }
+
+    /**
+     * For {@code close()}, once the client is closed and its waiters woken: waits, at most the
+     * command timeout, until the acquisitions under way have ended, so that those the closing
+     * fails leave their lines in Redis over connections still open. Without it a waiter's place
+     * would outlive its client by a lease, and a permit or a fair lock released meanwhile would be
+     * handed to it and kept from everyone else until then.
+     */
+    final void awaitAcquisitionsEnded() {
+        long remaining = timeout.toNanos();
+        acquiringLock.lock();
+        try {
+            while (acquiring.get() > 0 && remaining > 0) {
+                remaining = acquisitionsEnded.awaitNanos(remaining);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();   // close() then goes on at once
+        } finally {
+            acquiringLock.unlock();
         }
     }
 
@@ -194,16 +242,16 @@ class ClientContext {
         return closed.get();
     }
 
-    /**
-     * Throws if the client is closed.
-     *
-     * @throws IllegalStateException if the client's {@code close()} was called
-     */
     /** Whether the client is still open; for a sleeper that must not ask Redis once it is closed. */
     final boolean isOpen() {
         return !closed.get();
     }
 
+    /**
+     * Throws if the client is closed.
+     *
+     * @throws IllegalStateException if the client's {@code close()} was called
+     */
     final void checkOpen() {
         if (closed.get()) {
             throw new Closed("this " + clientName + " is closed");

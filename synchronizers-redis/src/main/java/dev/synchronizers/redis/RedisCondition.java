@@ -91,7 +91,8 @@ final class RedisCondition implements Condition {
 
     @Override
     public long awaitNanos(long nanosTimeout) throws InterruptedException {
-        return await(Math.max(0, nanosTimeout), true);
+        // Long.MAX_VALUE is Acquirer.FOREVER: kept a timed wait, so that the time left is returned.
+        return await(Math.max(0, Math.min(nanosTimeout, Long.MAX_VALUE - 1)), true);
     }
 
     @Override
@@ -117,7 +118,8 @@ final class RedisCondition implements Condition {
      * @return for a timed wait, the time left (zero or less: timed out; a signal consumed counts as
      *     at least 1); for an untimed one, 1
      * @throws InterruptedException if {@code interruptible} and interrupted before or while waiting,
-     *     after the lock is taken again
+     *     after the lock is taken again (an interrupt after the signal was taken up is kept as the
+     *     interrupt status instead)
      */
     private long await(long timeoutNanos, boolean interruptible) throws InterruptedException {
         long start = System.nanoTime();
@@ -159,6 +161,46 @@ final class RedisCondition implements Condition {
             throw machinery.unlessClosed(e);
         }
         Wait wait = new Wait(waiter, subscription);
+        // Counted as an acquisition until it has left the condition, so that close() lets a waiter
+        // it fails leave (and pass its signal on) while the connections are still open.
+        machinery.acquisitionStarted();
+        boolean interrupted;
+        try {
+            interrupted = waitAndRetake(wait, threadId, held, count, fixedLeaseMillis, timed, start + timeoutNanos,
+                    interruptible);
+        } finally {
+            machinery.acquisitionEnded();
+        }
+        interrupted |= Thread.interrupted();
+        if (wait.failure != null) {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            throw wait.failure;
+        }
+        if (interrupted) {
+            // An interrupt after the signal was taken up is kept for the caller, as ReentrantLock's
+            // condition does: thrown now, it would swallow a signal no one else gets.
+            if (interruptible && !wait.signalled) {
+                throw new InterruptedException();
+            }
+            Thread.currentThread().interrupt();
+        }
+        if (!timed) {
+            return 1;
+        }
+        long left = start + timeoutNanos - System.nanoTime();
+        // Signalled, or woken spuriously (see Condition's javadoc): time may be left. Otherwise timed out.
+        return wait.signalled || wait.endedUnsure ? Math.max(1, left) : Math.min(0, left);
+    }
+
+    /**
+     * Registers the waiter, releases the thread's hold, sleeps, takes the lock again with
+     * {@code count} holds and leaves the condition; returns whether the thread was interrupted.
+     * Throws as {@link #await(long, boolean)} does where it fails before the re-take.
+     */
+    private boolean waitAndRetake(Wait wait, long threadId, Holds.Hold held, int count, long fixedLeaseMillis,
+            boolean timed, long deadline, boolean interruptible) {
         try {
             wait.register(held);
             if (wait.failure == null) {
@@ -170,36 +212,29 @@ final class RedisCondition implements Condition {
                 }
             }
             if (wait.failure == null) {
-                wait.sleep(timed, start + timeoutNanos, interruptible);
+                wait.sleep(timed, deadline, interruptible);
             }
-        } finally {
-            wait.leave();
+        } catch (RuntimeException | Error e) {
+            wait.leave(false);
+            throw e;
         }
         if (!wait.registered) {
             // Never released: still held; nothing to take again.
+            wait.leave(false);
             throw wait.failure;
         }
         boolean interrupted = wait.interrupted | Thread.interrupted();
-        retake(count, fixedLeaseMillis, wait.failure, interrupted);
-        interrupted |= Thread.interrupted();
-        if (wait.failure != null) {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-            throw wait.failure;
+        // The signal is taken up only once the lock is held again: if the re-take fails (the client
+        // closed, Redis gone), the leave passes it on, or, when Redis cannot be told, its lease runs
+        // out and it passes on as a dead waiter's does. Never swallowed by a waiter that throws.
+        boolean retaken = false;
+        try {
+            retake(count, fixedLeaseMillis, wait.failure, interrupted);
+            retaken = true;
+        } finally {
+            wait.leave(retaken);
         }
-        if (interrupted) {
-            if (interruptible) {
-                throw new InterruptedException();
-            }
-            Thread.currentThread().interrupt();
-        }
-        if (!timed) {
-            return 1;
-        }
-        long left = start + timeoutNanos - System.nanoTime();
-        // Signalled, or woken spuriously (see Condition's javadoc): time may be left. Otherwise timed out.
-        return wait.signalled || wait.endedUnsure ? Math.max(1, left) : Math.min(0, left);
+        return interrupted;
     }
 
     /**
@@ -323,16 +358,17 @@ final class RedisCondition implements Condition {
         }
 
         /**
-         * Stops renewing the place and leaves the condition: a signal taken up if the wait ends
-         * because of it, passed on otherwise (timed out, interrupted, failed). Retried by the
-         * watchdog until Redis answers, within a lease.
+         * Stops renewing the place and leaves the condition: a signal taken up if the wait ended
+         * because of it and the lock is held again ({@code retaken}), passed on otherwise (timed
+         * out, interrupted, failed, or the lock not taken again). Retried until Redis answers,
+         * within a lease.
          */
-        void leave() {
+        void leave(boolean retaken) {
             if (place != null) {
                 machinery.watchdog.unregister(place);
             }
             if (registered || withdrawInDoubt) {
-                boolean take = (signalled || endedUnsure) && failure == null;
+                boolean take = retaken && (signalled || endedUnsure) && failure == null;
                 String[] args = {waiter, take ? "1" : "0", Long.toString(machinery.leaseMillis)};
                 try {
                     Long reply = machinery.await(machinery.scripts.run(Script.COND_LEAVE,

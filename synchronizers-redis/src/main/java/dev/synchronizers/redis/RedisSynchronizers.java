@@ -219,10 +219,13 @@ public final class RedisSynchronizers implements Synchronizers {
     }
 
     /**
-     * Stops the watchdog, wakes this client's waiters (they fail with {@link IllegalStateException},
-     * as do acquisitions whose command is in flight when the connection closes under them) and
-     * closes the connections, and the Lettuce client if this instance created it. Holds still
-     * held are not released; they expire with their lease. Idempotent.
+     * Wakes this client's waiters, which fail with {@link IllegalStateException}; waits for those
+     * with a place in a line in Redis (a fair lock's, a semaphore's) to leave it, so that nothing
+     * released later is handed to a waiter that is gone, at most the command timeout (an
+     * acquisition whose command is in flight and unanswered then fails as the connection closes
+     * under it); stops the watchdog; and closes the connections, and the Lettuce client if this
+     * instance created it. Holds still held are not released; they expire with their lease.
+     * Idempotent.
      */
     @Override
     public void close() {
@@ -230,10 +233,12 @@ public final class RedisSynchronizers implements Synchronizers {
             return;
         }
         machinery.wakePauses();
+        machinery.wakeups.close();
+        // The waiters just woken fail; those in a line in Redis leave it while the connections are open.
+        machinery.awaitAcquisitionsEnded();
         // Locks cached and idle are given back, not left to keep other clients out for a lease.
         machinery.giveBackCaches();
         machinery.watchdog.close();
-        machinery.wakeups.close();
         machinery.metrics.close();
         machinery.closeAsync();
         topology.close();

@@ -347,16 +347,6 @@ class DistributedLockContractTest {
         assertTrue(context.keys().isEmpty(), "nothing written: " + context.keys());
     }
 
-    /**
-     * newCondition(): "UnsupportedOperationException if this Lock implementation does not support
-     * conditions": a Redlock lock has none (a read lock neither: DistributedConditionContractTest).
-     */
-    @ParameterizedTest
-    @SynchronizerSpec(kind = Kind.LOCK, topology = Topology.REDLOCK)
-    void newCondition_redlock_throwsUnsupported(DistributedLock lock, SpecContext context) {
-        assertThrows(UnsupportedOperationException.class, lock::newCondition);
-    }
-
     /* --------------- isLocked and forceUnlock --------------- */
 
     /** isLocked(): "whether any owner of any client holds this lock." */

@@ -1,8 +1,10 @@
 package dev.synchronizers.redis;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
@@ -90,6 +92,35 @@ class CloseWhileAcquiringTest {
         admin.configResetstat();
         assertClosedUnder(() -> client.countDownLatch(name).await(30, TimeUnit.SECONDS),
                 () -> RedisState.calls(admin.info("commandstats"), "get") >= 2);
+    }
+
+    /**
+     * A thread waits in the semaphore's line in Redis when its client is closed: it fails, and
+     * leaves the line before the client's connections close, so that a permit released afterwards
+     * goes back to the pool, not to a waiter that is gone (before, it was granted to the dead
+     * place and kept from everyone until the place's lease ran out).
+     */
+    @Test
+    void semaphore_waiterInRedisLine_closeLeavesTheLine_soNoPermitGoesToIt() throws Exception {
+        RedisSynchronizers other = opened.add(RedisSynchronizers.builder().uri(redis.server().uri()).keyPrefix(prefix)
+                .build());
+        DistributedSemaphore held = other.semaphore(name);
+        assertTrue(held.trySetPermits(1));
+        assertTrue(held.tryAcquire());
+        Background<Boolean> waiter = Background.start("waiter", () -> {
+            client.semaphore(name).acquire();
+            return true;
+        });
+        String line = SemaphoreKeys.of(prefix, name).queue();
+        Await.until("the waiter is in the line in Redis", () -> admin.zcard(line) == 1L);
+        Await.parked(waiter.thread());
+
+        client.close();
+
+        assertInstanceOf(IllegalStateException.class, waiter.failure());
+        assertEquals(0L, admin.zcard(line), "the closed client's waiter left the line");
+        held.release();
+        assertEquals(1, held.availablePermits(), "the released permit is free, not granted to the gone waiter");
     }
 
     /**

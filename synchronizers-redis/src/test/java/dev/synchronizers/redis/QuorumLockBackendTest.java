@@ -53,6 +53,19 @@ class QuorumLockBackendTest extends RedlockTestBase {
      * When lock() returns, a quorum of nodes hold it, record the token it returned and know it as
      * their last token; the remaining node's reply may still be on its way, and it holds it too soon.
      */
+    /**
+     * newCondition(): "UnsupportedOperationException if this Lock implementation does not support
+     * conditions": a Redlock lock has none, named or not, and says why. (Here, not in the contract
+     * suite, whose topology the cluster profile overrides.)
+     */
+    @Test
+    void newCondition_throwsUnsupported_sayingWhy() {
+        DistributedLock lock = client().lock(name);
+        UnsupportedOperationException thrown = assertThrows(UnsupportedOperationException.class, lock::newCondition);
+        assertTrue(thrown.getMessage().contains("Redlock"), thrown.getMessage());
+        assertThrows(UnsupportedOperationException.class, () -> lock.newCondition("named"));
+    }
+
     @Test
     void lock_everyNodeUp_aQuorumKnowsTheTokenAndEveryNodeHoldsIt() {
         DistributedLock lock = client().lock(name);
