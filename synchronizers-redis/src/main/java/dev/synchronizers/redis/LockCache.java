@@ -2,6 +2,7 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.CacheBlockReply;
 import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.Script;
@@ -46,12 +47,33 @@ final class LockCache {
     /** How many fencing tokens one reservation gives: a second of the server's clock. */
     static final long BLOCK = 1L << 20;
 
+    /** Why a cache ended: its {@code cause} tag ({@link SynchronizerMeters#cacheEnded}) and what the log says. */
+    enum Ending {
+        ASKED("asked", "another client asks for it"),
+        AWAIT("await", "a condition's await gives it back"),
+        BYPASS("bypass", "an acquisition that does not use the cache needs it in Redis"),
+        EXPIRING("expiring", "its lease may have run out"),
+        ABANDONED("abandoned", "the thread holding it ended without unlock()"),
+        UNAVAILABLE("unavailable", "a reservation of tokens went unanswered"),
+        LOST("lost", "Redis no longer has it"),
+        CLOSE("close", "the client closes");
+
+        final String tag;
+        final String why;
+
+        Ending(String tag, String why) {
+            this.tag = tag;
+            this.why = why;
+        }
+    }
+
     /** TAKING: one thread of the client takes it in Redis; the others wait for it locally. */
     private enum Phase { NONE, TAKING, IDLE, HELD }
 
     private final String name;
     private final LockKeys keys;
     private final Machinery machinery;
+    private final SynchronizerMeters meters;
     /** The cache's owner string in Redis: {@code <client-id>:cache}. */
     private final String owner;
     private final ReentrantLock guard = new ReentrantLock();
@@ -62,6 +84,8 @@ final class LockCache {
     private long next;
     private long top;
     private boolean askedBack;
+    /** Whether the take inside gives the cache back at its release for a condition's await. */
+    private boolean awaitGiveBack;
     /** The cache's lease with the watchdog, while cached. */
     private Watchdog.Lease lease;
     /** The take inside, while held. */
@@ -74,8 +98,9 @@ final class LockCache {
      */
     private long noCacheUntilNanos = System.nanoTime();
 
-    LockCache(String name, LockKeys keys, Machinery machinery) {
+    LockCache(String name, LockKeys keys, Machinery machinery, SynchronizerMeters meters) {
         this.name = name;
+        this.meters = meters;
         this.keys = keys;
         this.machinery = machinery;
         this.owner = Owner.cacheOf(machinery.clientId);
@@ -174,7 +199,7 @@ final class LockCache {
                 return null;
             }
             if (!leaseLive()) {
-                dropLocked("its lease may have run out");
+                dropLocked(Ending.EXPIRING);
                 return null;
             }
             reserve = next > top;
@@ -182,6 +207,7 @@ final class LockCache {
             take = reserve ? null : new Take(next++, lease);
             if (take != null) {
                 current = take;
+                meters.cacheTaken();
                 return take;
             }
         } finally {
@@ -199,7 +225,7 @@ final class LockCache {
      */
     private Take abandonLocked() {
         Take inside = current;
-        dropLocked("the thread holding it ended without unlock()");
+        dropLocked(Ending.ABANDONED);
         return inside;
     }
 
@@ -227,7 +253,7 @@ final class LockCache {
         } catch (RuntimeException e) {
             guard.lock();
             try {
-                dropLocked("a reservation of tokens went unanswered");
+                dropLocked(Ending.UNAVAILABLE);
             } finally {
                 guard.unlock();
             }
@@ -236,7 +262,7 @@ final class LockCache {
         guard.lock();
         try {
             if (!reply.granted() || phase != Phase.HELD || !baseNow.equals(base)) {
-                dropLocked("it was gone when its tokens ran out");
+                dropLocked(Ending.LOST);
                 return null;
             }
             next = reply.lo();
@@ -244,6 +270,7 @@ final class LockCache {
             askedBack |= reply.askedBack();
             Take take = new Take(next++, lease);
             current = take;
+            meters.cacheTaken();
             return take;
         } finally {
             guard.unlock();
@@ -308,7 +335,9 @@ final class LockCache {
             throw e;
         }
         if (!reply.granted()) {
-            machinery.askBack(reply.cacher(), keys.lock());
+            if (machinery.askBack(reply.cacher(), keys.lock())) {
+                meters.askSent();
+            }
             return null;
         }
         String newBase = Long.toString(reply.lo());
@@ -362,6 +391,7 @@ final class LockCache {
             }
             giveBack = base;
             ending = lease;
+            meters.cacheEnded(awaitGiveBack ? Ending.AWAIT.tag : Ending.ASKED.tag);
             forgetLocked();
         } finally {
             guard.unlock();
@@ -386,7 +416,7 @@ final class LockCache {
         guard.lock();
         try {
             if (phase == Phase.IDLE) {
-                dropLocked("an acquisition with a fixed lease needs it in Redis");
+                dropLocked(Ending.BYPASS);
             }
         } finally {
             guard.unlock();
@@ -402,6 +432,7 @@ final class LockCache {
         try {
             if (current == take) {
                 askedBack = true;
+                awaitGiveBack = true;
             }
         } finally {
             guard.unlock();
@@ -462,6 +493,7 @@ final class LockCache {
             }
             giveBack = base;
             ending = lease;
+            meters.cacheEnded(Ending.CLOSE.tag);
             forgetLocked();
         } finally {
             guard.unlock();
@@ -490,7 +522,7 @@ final class LockCache {
         try {
             askedBack = true;
             if (phase == Phase.IDLE) {
-                dropLocked("another client asks for it");
+                dropLocked(Ending.ASKED);
             } else if (phase == Phase.HELD && current != null && !current.thread.isAlive()) {
                 abandoned = abandonLocked();
             }
@@ -509,6 +541,7 @@ final class LockCache {
                 return;
             }
             inside = current;
+            meters.cacheEnded(Ending.LOST.tag);
             forgetLocked();
         } finally {
             guard.unlock();
@@ -521,8 +554,9 @@ final class LockCache {
     }
 
     /** Drops an idle cache: no more local takes; given back in Redis in the background. */
-    private void dropLocked(String why) {
-        log.debug("cached lock '{}': giving it back, {}", name, why);
+    private void dropLocked(Ending why) {
+        log.debug("cached lock '{}': giving it back, {}", name, why.why);
+        meters.cacheEnded(why.tag);
         String giveBack = base;
         Watchdog.Lease ending = lease;
         forgetLocked();
@@ -546,6 +580,7 @@ final class LockCache {
         lease = null;
         current = null;
         askedBack = false;
+        awaitGiveBack = false;
         next = 0;
         top = -1;
     }

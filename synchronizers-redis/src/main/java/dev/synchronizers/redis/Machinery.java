@@ -161,10 +161,12 @@ final class Machinery extends ClientContext {
      * Tells the client {@code cacherId}, which caches the lock {@code lockKey}, that this client
      * wants it: one script call, not awaited (a lost ask is made good by the cacher's next renewal,
      * which sees the waiting mark the try left).
+     *
+     * @return whether an ask was sent: false if {@code cacherId} is empty (nobody caches the lock)
      */
-    void askBack(String cacherId, String lockKey) {
+    boolean askBack(String cacherId, String lockKey) {
         if (cacherId.isEmpty()) {
-            return;
+            return false;
         }
         scripts.run(Script.LOCK_ASK, new String[] {LockKeys.askChannel(keyPrefix, cacherId)}, lockKey)
                 .whenComplete((reply, failure) -> {
@@ -172,6 +174,7 @@ final class Machinery extends ClientContext {
                         log.debug("could not ask client {} to give back '{}': {}", cacherId, lockKey, failure.toString());
                     }
                 });
+        return true;
     }
 
     /** A release sent at {@code sentNanos}, and how to send it again. */

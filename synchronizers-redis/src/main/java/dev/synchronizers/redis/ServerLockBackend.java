@@ -90,7 +90,7 @@ final class ServerLockBackend extends LockBackend {
         super(name, policy.kind, keys, machinery, policy.localQueue);
         this.policy = policy;
         this.machinery = machinery;
-        this.cache = policy == LockPolicy.NONFAIR && machinery.lockCaching ? new LockCache(name, keys, machinery) : null;
+        this.cache = policy == LockPolicy.NONFAIR && machinery.lockCaching ? new LockCache(name, keys, machinery, meters) : null;
     }
 
     /** Makes {@code other} this lock's other half: the two share keys, so a force ends both halves' holds. */
@@ -336,7 +336,9 @@ final class ServerLockBackend extends LockBackend {
             acquireInDoubt.remove(threadId);
             AcquireReply decoded = AcquireReply.of(script, reply);
             // Another client caches it: tell it (the try's waiting mark is the ask; this is its message).
-            machinery.askBack(decoded.cacher(), keys.lock());
+            if (machinery.askBack(decoded.cacher(), keys.lock())) {
+                meters.askSent();
+            }
             Attempt attempt = Attempt.of(decoded, sent);
             if (!attempt.acquired() && script == policy.queuedTry) {
                 place.queued(sent);

@@ -224,6 +224,27 @@ class MetricsTest {
         assertEquals(2, waits("lock", "acquired"));
     }
 
+    @Test
+    void cachedLock_reTakenLocally_thenAskedBackByAnotherClient_countsTakesTheAskAndTheEnd() throws Exception {
+        DistributedLock lock = metered(redis.server().uri(), Duration.ofSeconds(5), b -> b.lockCaching(true)).lock(name);
+        for (int i = 0; i < 3; i++) {
+            lock.lock();
+            lock.unlock();
+        }
+        assertEquals(2, count("synchronizers.cache.takes"), "the first hold takes it in Redis, the next two locally");
+        assertEquals(1, scriptCalls("lock-cache-acquire"));
+        assertEquals(0, scriptCalls("lock-release"), "kept, not released");
+        assertEquals(3, holds("lock"), "a local take is a hold like any other");
+
+        DistributedLock other = metered().lock(name);
+        assertTrue(other.tryLock(30, TimeUnit.SECONDS), "another client gets the lock back from the cache");
+        other.unlock();
+
+        assertEquals(1, (long) registry.get("synchronizers.cache.ends").tags("kind", "lock", "cause", "asked")
+                .counter().count(), "given back once, because asked");
+        assertTrue(count("synchronizers.cache.asks") >= 1, "the other client asked at least once");
+    }
+
     /* --------------- the machinery --------------- */
 
     @Test

@@ -183,6 +183,10 @@ public final class MicrometerRecorder implements Recorder {
         private final LongTaskTimer active;
         private final Counter handedOverLocally;
         private final Counter handedOverInRedis;
+        private final Counter cacheTakes;
+        private final Counter asks;
+        private final Map<String, Counter> cacheEnds = new ConcurrentHashMap<>();
+        private final Tags tags;
 
         Meters(String kind, String group) {
             Tags tags = group == null ? Tags.of("kind", kind) : Tags.of("kind", kind, "name", group);
@@ -203,6 +207,13 @@ public final class MicrometerRecorder implements Recorder {
             this.handedOverInRedis = Counter.builder("synchronizers.handovers")
                     .description("Waiters handed what they waited for without a try of their own")
                     .tags(tags).tag("via", "redis").register(registry);
+            this.cacheTakes = Counter.builder("synchronizers.cache.takes")
+                    .description("Holds taken from a lock the client caches, with no round trip (but one per block of reserved tokens)")
+                    .tags(tags).register(registry);
+            this.asks = Counter.builder("synchronizers.cache.asks")
+                    .description("Messages asking another client to give back a lock it caches")
+                    .tags(tags).register(registry);
+            this.tags = tags;
         }
 
         @Override
@@ -226,6 +237,23 @@ public final class MicrometerRecorder implements Recorder {
         @Override
         public void handedOver(boolean local) {
             (local ? handedOverLocally : handedOverInRedis).increment();
+        }
+
+        @Override
+        public void cacheTaken() {
+            cacheTakes.increment();
+        }
+
+        @Override
+        public void cacheEnded(String cause) {
+            cacheEnds.computeIfAbsent(cause, c -> Counter.builder("synchronizers.cache.ends")
+                    .description("Times the client stopped caching a lock, by cause")
+                    .tags(tags).tag("cause", c).register(registry)).increment();
+        }
+
+        @Override
+        public void askSent() {
+            asks.increment();
         }
     }
 }

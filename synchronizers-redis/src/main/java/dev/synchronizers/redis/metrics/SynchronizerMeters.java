@@ -82,4 +82,27 @@ public interface SynchronizerMeters {
      */
     default void handedOver(boolean local) {
     }
+
+    /**
+     * A thread took a lock its client caches, locally: no round trip ({@code lockCaching}).
+     * Such a take is a hold like any other ({@link #holdStarted()}).
+     */
+    default void cacheTaken() {
+    }
+
+    /**
+     * The client stopped caching a lock: it gave it back in Redis, or found it gone.
+     *
+     * @param cause why, one of {@code asked} (another client asked for it), {@code await} (a
+     *     condition's await gave it back), {@code bypass} (an acquisition that does not use the cache
+     *     needed it in Redis), {@code expiring} (its lease could have run out by the local clock),
+     *     {@code abandoned} (the thread inside ended without unlock), {@code unavailable} (Redis did
+     *     not answer a reservation of tokens), {@code lost} (Redis no longer had it), {@code close}
+     */
+    default void cacheEnded(String cause) {
+    }
+
+    /** The client asked another client to give back a lock that client caches: one message. */
+    default void askSent() {
+    }
 }
