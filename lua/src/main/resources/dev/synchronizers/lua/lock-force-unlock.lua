@@ -5,8 +5,11 @@
 -- KEYS[3] places    zset    fair waiter -> end of its place's lease, server time in ms
 -- KEYS[4] wakeups   channel wake-ups are published to: 'released' for non-fair waiters, a fair waiter's owner
 --
--- Returns 1  the lock was held and is released
---         0  the lock was not held
+-- Returns {1, ''}      the lock was held and is released
+--         {1, client}  the lock was held and is released, and among its fields was the cache of that client
+--                      id (docs/design/lock-caching.md), which the caller tells at once: that client's
+--                      threads take the lock locally while they believe the cache is in Redis
+--         {0, ''}      the lock was not held
 local lock, queue, places, wakeups = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 -- shared: publish
@@ -19,7 +22,13 @@ local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 
 redis.replicate_commands()
 
 if redis.call('EXISTS', lock) == 0 then
-  return 0
+  return {0, ''}
+end
+local cacher = ''
+for _, field in ipairs(redis.call('HKEYS', lock)) do
+  if string.sub(field, -6) == ':cache' then
+    cacher = string.sub(field, 1, -7)
+  end
 end
 local waiting = redis.call('HEXISTS', lock, ':waiting')
 redis.call('DEL', lock)
@@ -38,4 +47,4 @@ local next_waiter = redis.call('ZRANGE', queue, 0, 0)[1]
 if next_waiter then
   redis.call(publish, wakeups, next_waiter)
 end
-return 1
+return {1, cacher}

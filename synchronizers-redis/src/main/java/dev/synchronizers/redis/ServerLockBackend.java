@@ -6,6 +6,7 @@ import dev.synchronizers.ReadWriteLockSnapshot;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.AcquireReply;
+import dev.synchronizers.redis.script.ForceReply;
 import dev.synchronizers.redis.script.HandoverReply;
 import dev.synchronizers.redis.script.LockPicture;
 import dev.synchronizers.redis.script.ReadWriteLockPicture;
@@ -681,8 +682,21 @@ final class ServerLockBackend extends LockBackend {
         ServerLockBackend other = otherHalf;
         List<Holds.Hold> before = holds.snapshot();
         List<Holds.Hold> otherBefore = other == null ? List.of() : other.holds.snapshot();
-        long released = machinery.<Long>await(machinery.scripts.run(policy.forceUnlock, keys.keysFor(policy.forceUnlock)),
-                "force-unlock " + kind + " '" + name + "'");
+        boolean released;
+        if (policy.forceUnlock == Script.LOCK_FORCE_UNLOCK) {
+            ForceReply forced = ForceReply.of(Script.LOCK_FORCE_UNLOCK, machinery.<List<Object>>await(
+                    machinery.scripts.run(Script.LOCK_FORCE_UNLOCK, keys.keysFor(Script.LOCK_FORCE_UNLOCK)),
+                    "force-unlock " + kind + " '" + name + "'"));
+            released = forced.released();
+            // Another client cached it: told now, so that its threads stop taking it locally (with
+            // tokens below the next holder's) after one message, not at its next renewal.
+            if (!forced.cacher().equals(machinery.clientId) && machinery.askBack(forced.cacher(), keys.lock())) {
+                meters.askSent();
+            }
+        } else {
+            released = machinery.<Long>await(machinery.scripts.run(policy.forceUnlock, keys.keysFor(policy.forceUnlock)),
+                    "force-unlock " + kind + " '" + name + "'") == 1L;
+        }
         // This client's own holders learn at once; other clients' at their watchdog's next tick.
         for (Holds.Hold held : before) {
             declareLost(held.lease, LostHold.Cause.GONE);
@@ -697,7 +711,7 @@ final class ServerLockBackend extends LockBackend {
         if (other != null) {
             other.acquirer.wakeHead();
         }
-        return released == 1L;
+        return released;
     }
 
     /* --------------- conditions --------------- */

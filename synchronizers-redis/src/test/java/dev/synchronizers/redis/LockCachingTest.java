@@ -337,4 +337,33 @@ class LockCachingTest {
         assertTrue(other.fencingToken() > cached);
         other.unlock();
     }
+
+    /**
+     * Another client's {@code forceUnlock()} of a lock this client caches (idle) tells the cacher
+     * at once: its threads stop taking the lock locally after that one message, not at the cache's
+     * next renewal (here minutes away), so a thread of the cacher cannot take it while the client
+     * that forced it holds it.
+     */
+    @Test
+    void forceUnlock_byAnotherClient_ofAnIdleCache_stopsLocalTakesAtOnce() throws Exception {
+        RedisServer server = redis.startManaged();
+        Duration noRenewalInThisTest = Duration.ofMinutes(10);
+        DistributedLock cacher = client(server, noRenewalInThisTest, true).lock(name);
+        DistributedLock other = client(server, noRenewalInThisTest, false).lock(name);
+        cacher.lock();
+        cacher.unlock();
+        assertFalse(cacher.isLocked(), "cached and idle, answered locally");
+
+        assertTrue(other.forceUnlock());
+        other.lock();
+        try {
+            Await.until("the cacher hears of the force", cacher::isLocked);
+            assertFalse(cacher.tryLock(), "no local take while the other client holds the lock");
+        } finally {
+            other.unlock();
+        }
+        cacher.lock();
+        cacher.unlock();
+    }
+
 }

@@ -64,7 +64,7 @@ public enum Script {
     /** With its text: a tick's renewal must not run after the holder's later release, extend or re-lease. */
     LOCK_RENEW("lock-renew.lua", 1, 1, 2, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** Safe when overtaken: administrative, ends whatever is held when it runs. */
-    LOCK_FORCE_UNLOCK("lock-force-unlock.lua", 4, 0, ScriptOutputType.INTEGER, Sending.BY_SHA),
+    LOCK_FORCE_UNLOCK("lock-force-unlock.lua", 4, 0, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: its leave is sent only after it failed or answered; a late grant is released by token. */
     FAIR_LOCK_ACQUIRE("fair-lock-acquire.lua", 4, 3, ScriptOutputType.MULTI, Sending.BY_SHA),
     /**

@@ -22,7 +22,23 @@ class LockForceUnlockLuaTest extends FairUnlockLuaContract {
     }
 
     private long forceUnlock() throws Exception {
-        return lua.<Long>run(Script.LOCK_FORCE_UNLOCK, fair.forceUnlockKeys());
+        ForceReply reply = forced();
+        assertEquals("", reply.cacher(), "no cache among the holds");
+        return reply.released() ? 1L : 0L;
+    }
+
+    private ForceReply forced() throws Exception {
+        return ForceReply.of(Script.LOCK_FORCE_UNLOCK, lua.<List<Object>>run(Script.LOCK_FORCE_UNLOCK, fair.forceUnlockKeys()));
+    }
+
+    @Test
+    void forceUnlock_lockACacheHolds_namesTheCachingClientSoThatItIsToldAtOnce() throws Exception {
+        hold(Map.of("client-7:cache", "1001", ":waiting", "1"));
+
+        ForceReply reply = forced();
+
+        assertEquals(new ForceReply(true, "client-7"), reply);
+        assertEquals(0L, lua.redis.exists(fair.lock));
     }
 
     /* --------------- release --------------- */

@@ -111,6 +111,19 @@ class RepliesDecodingTest {
         assertThrows(IllegalArgumentException.class, () -> CacheBlockReply.of(Script.LOCK_ACQUIRE, reply(1L, 1L)));
     }
 
+    /* --------------- ForceReply --------------- */
+
+    @Test
+    void force_releasedOrNot_namesTheCacheItEnded() {
+        Script script = Script.LOCK_FORCE_UNLOCK;
+        assertEquals(new ForceReply(true, ""), ForceReply.of(script, reply(1L, "")));
+        assertEquals(new ForceReply(true, "client-a"), ForceReply.of(script, reply(1L, "client-a")));
+        assertEquals(new ForceReply(false, ""), ForceReply.of(script, reply(0L, "")));
+        assertUnexpected(script, () -> ForceReply.of(script, reply(0L, "client-a")));
+        assertUnexpected(script, () -> ForceReply.of(script, reply(1L)));
+        assertThrows(IllegalArgumentException.class, () -> ForceReply.of(Script.RW_FORCE_UNLOCK, reply(1L, "")));
+    }
+
     @Test
     void acquire_floorFromAScriptThatHasNone_isUnexpected() {
         assertUnexpected(Script.LOCK_ACQUIRE, () -> AcquireReply.of(Script.LOCK_ACQUIRE, reply(0L, 2500L, 77L)));
