@@ -410,15 +410,10 @@ public final class SynchronizersLockRegistry
             if (reentered()) {
                 return;
             }
-            try {
+            inStore(() -> {
                 take(store.acquire(), null);
-            } catch (InterruptedException e) {
-                local.unlock();
-                throw e;
-            } catch (RuntimeException e) {
-                local.unlock();
-                throw translate(e);
-            }
+                return true;
+            });
         }
 
         /**
@@ -509,7 +504,7 @@ public final class SynchronizersLockRegistry
                 local.unlock();
                 return false;
             }
-            try {
+            return inStore(() -> {
                 Duration wait = Duration.ofNanos(Math.max(waitNanos - (System.nanoTime() - start), 0));
                 Optional<LockHandle> taken = ttl == null ? store.tryAcquire(wait) : store.tryAcquire(wait, ttl);
                 if (taken.isEmpty()) {
@@ -518,6 +513,22 @@ public final class SynchronizersLockRegistry
                 }
                 take(taken.get(), ttl);
                 return true;
+            });
+        }
+
+        /** An acquisition in the store, made while this thread holds the JVM-local lock. */
+        @FunctionalInterface
+        private interface StoreAcquisition {
+            boolean run() throws InterruptedException;
+        }
+
+        /**
+         * Runs {@code acquisition}; if it fails, lets go of the JVM-local lock taken for it and
+         * rethrows, a store failure translated to Spring's exception.
+         */
+        private boolean inStore(StoreAcquisition acquisition) throws InterruptedException {
+            try {
+                return acquisition.run();
             } catch (InterruptedException e) {
                 local.unlock();
                 throw e;
