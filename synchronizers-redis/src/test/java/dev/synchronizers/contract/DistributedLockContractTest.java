@@ -373,7 +373,7 @@ class DistributedLockContractTest {
         if (context.caches()) {
             assertTrue(lock.isLocked(), "the other client still caches it: it counts as locked here");
             assertFalse(other.isLocked(), "free for the client that caches it");
-            assertTrue(lock.tryLock(30, TimeUnit.SECONDS), "a wait asks the cache back");
+            assertTrue(lock.tryLock(ASK_BACK.toMillis(), TimeUnit.MILLISECONDS), "a wait asks the cache back");
             lock.unlock();
             return;
         }
