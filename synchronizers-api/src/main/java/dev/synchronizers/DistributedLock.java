@@ -274,7 +274,9 @@ public interface DistributedLock extends Lock {
     /**
      * Queries whether any owner of any client holds this lock, with one round trip to the store.
      * The answer may be out of date as soon as it is returned; use it for monitoring, not for
-     * control.
+     * control. An implementation that lets a client cache a lock between its holds (such as
+     * {@code RedisSynchronizers.Builder#lockCaching}) may answer for a lock its own client caches
+     * without a round trip, and counts a lock another client caches as held.
      *
      * @return true if the lock is held by anyone
      * @throws SynchronizerUnavailableException if the store cannot be reached

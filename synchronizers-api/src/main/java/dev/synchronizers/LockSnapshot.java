@@ -53,7 +53,17 @@ public record LockSnapshot(String name, List<Holder> holders, int queueLength) {
         /** A fixed lease the caller chose: it ends when it runs out. */
         FIXED,
         /** Not known to the client that took the snapshot: the store records leases, not how they are kept. */
-        UNKNOWN
+        UNKNOWN,
+        /**
+         * The lock as the snapshot's own client caches it ({@code RedisSynchronizers.Builder#lockCaching}):
+         * held in the store by the client, renewed by its watchdog, and kept between its threads'
+         * holds. The holder's thread is the client's thread that holds it locally, or {@code -1} while
+         * none does (cached, idle); its fencing token is the latest one a thread of the client took
+         * from the cache. Another client's cached lock shows as {@link #UNKNOWN}, with thread
+         * {@code -1} and the token the cache began with: which of that client's threads holds it,
+         * if any, is known only there.
+         */
+        CACHED
     }
 
     /**
@@ -62,13 +72,13 @@ public record LockSnapshot(String name, List<Holder> holders, int queueLength) {
      * @param clientId the holding client's id ({@code RedisSynchronizers.clientId()}, or
      *     {@code Redlock.clientId()})
      * @param threadId the holding thread's id in that client's JVM; {@code -1} if the store's record
-     *     names none (written by another program)
+     *     names none (written by another program, or a lock a client caches; see {@link Renewal#CACHED})
      * @param fencingToken the token of the hold
      * @param leaseRemainingMillis how long the hold's lease had left, in milliseconds, by the store's
      *     clock (for a quorum of servers: what a quorum of them still had, each by its own clock);
      *     {@code -1} if the hold had no lease
      * @param renewal whether the lease is renewed; known only for holds of the client that took the
-     *     snapshot
+     *     snapshot ({@link Renewal#CACHED} for the lock it caches)
      */
     public record Holder(String clientId, long threadId, long fencingToken, long leaseRemainingMillis,
             Renewal renewal) {
@@ -79,13 +89,13 @@ public record LockSnapshot(String name, List<Holder> holders, int queueLength) {
          * @param clientId the holding client's id ({@code RedisSynchronizers.clientId()}, or
          *     {@code Redlock.clientId()})
          * @param threadId the holding thread's id in that client's JVM; {@code -1} if the store's record
-         *     names none (written by another program)
+         *     names none (written by another program, or a lock a client caches; see {@link Renewal#CACHED})
          * @param fencingToken the token of the hold
          * @param leaseRemainingMillis how long the hold's lease had left, in milliseconds, by the store's
          *     clock (for a quorum of servers: what a quorum of them still had, each by its own clock);
          *     {@code -1} if the hold had no lease
          * @param renewal whether the lease is renewed; known only for holds of the client that took the
-         *     snapshot
+         *     snapshot ({@link Renewal#CACHED} for the lock it caches)
          * @throws NullPointerException if {@code clientId} or {@code renewal} is null
          */
         public Holder {

@@ -37,8 +37,9 @@ import org.slf4j.LoggerFactory;
  * <p>Another client asks for the lock by a message on this client's ask channel
  * ({@link Machinery#askBack}), and, should the message be lost, through the cache's next renewal.
  *
- * <p>Not yet done (see the design note, section 9): conditions, {@code isLocked()} and snapshots
- * of a cached lock.
+ * <p>What it shows: {@code isLocked()} answers from it while cached ({@link #lockedAsFarAsKnown}),
+ * snapshots show the holding thread and latest local token ({@link #picture}), and the lock's
+ * {@code toString()} its state ({@link #describe}).
  */
 final class LockCache {
 
@@ -91,6 +92,12 @@ final class LockCache {
     /** The take inside, while held. */
     private Take current;
     /**
+     * The thread that holds the cache locally, while held (also while it reserves a block, before
+     * its take exists), else -1; and the latest token a take got, for snapshots.
+     */
+    private long holderThreadId = -1;
+    private long latestToken = -1;
+    /**
      * Until when, by {@link System#nanoTime()}, the client does not cache the lock again after
      * giving it back to a client that asked: a lease. Its threads take plain holds meanwhile, each
      * released at its unlock, so that the asker competes at every release, as without caching,
@@ -119,6 +126,9 @@ final class LockCache {
         private Take(long token, Watchdog.Lease of) {
             this.token = token;
             this.of = of;
+            // Made under the guard, by the thread that takes it.
+            latestToken = token;
+            holderThreadId = ClientContext.currentThreadId();
         }
 
         @Override
@@ -178,6 +188,16 @@ final class LockCache {
         }
     }
 
+    /** Whether the lock is cached with no thread of the client inside. */
+    boolean idle() {
+        guard.lock();
+        try {
+            return phase == Phase.IDLE;
+        } finally {
+            guard.unlock();
+        }
+    }
+
     /**
      * Takes the lock locally if the cache is idle and its lease is known live by the local clock:
      * no round trip, unless the token block ran out (one call of {@code lock-cache-reserve.lua}).
@@ -204,6 +224,7 @@ final class LockCache {
             }
             reserve = next > top;
             phase = Phase.HELD;
+            holderThreadId = ClientContext.currentThreadId();
             take = reserve ? null : new Take(next++, lease);
             if (take != null) {
                 current = take;
@@ -387,6 +408,7 @@ final class LockCache {
             }
             if (!askedBack) {
                 phase = Phase.IDLE;
+                holderThreadId = -1;
                 return null;
             }
             giveBack = base;
@@ -470,6 +492,47 @@ final class LockCache {
                 case HELD -> Boolean.TRUE;
                 case IDLE -> Boolean.FALSE;
                 default -> null;
+            };
+        } finally {
+            guard.unlock();
+        }
+    }
+
+    /** What a snapshot shows of this client's cache: the thread holding it locally (or -1) and the latest local token. */
+    record Picture(long threadId, long latestToken) {
+    }
+
+    /**
+     * What this client knows of its cache whose field in Redis has the value {@code cacheBase}:
+     * null if that is not the live cache (a stale field, being given back, or one being taken).
+     */
+    Picture picture(long cacheBase) {
+        guard.lock();
+        try {
+            boolean live = (phase == Phase.IDLE || phase == Phase.HELD) && Long.toString(cacheBase).equals(base);
+            return live ? new Picture(holderThreadId, latestToken) : null;
+        } finally {
+            guard.unlock();
+        }
+    }
+
+    /** The cache's owner string in Redis, {@code <client-id>:cache}. */
+    String owner() {
+        return owner;
+    }
+
+    /**
+     * What {@code toString()} of the lock says of the cache: nothing while nothing is cached,
+     * otherwise {@code ", cached by this client: idle"} (or {@code held}, {@code being taken}).
+     */
+    String describe() {
+        guard.lock();
+        try {
+            return switch (phase) {
+                case NONE -> "";
+                case TAKING -> ", cached by this client: being taken";
+                case IDLE -> ", cached by this client: idle" + (askedBack ? ", asked back" : "");
+                case HELD -> ", cached by this client: held" + (askedBack ? ", asked back" : "");
             };
         } finally {
             guard.unlock();
@@ -579,6 +642,8 @@ final class LockCache {
         base = null;
         lease = null;
         current = null;
+        holderThreadId = -1;
+        latestToken = -1;
         askedBack = false;
         awaitGiveBack = false;
         next = 0;

@@ -144,6 +144,16 @@ final class Machinery extends ClientContext {
         }
     }
 
+    /** How many locks this client caches now (being taken, idle or held), for leak checks. */
+    int cachedLocks() {
+        return caches.size();
+    }
+
+    /** How many locks this client caches with no thread inside, for leak checks. */
+    int idleCaches() {
+        return (int) caches.values().stream().filter(LockCache::idle).count();
+    }
+
     /** Forgets {@code cache} as the cache of {@code lockKey}, unless another one took its place. */
     void notCaching(String lockKey, LockCache cache) {
         caches.remove(lockKey, cache);

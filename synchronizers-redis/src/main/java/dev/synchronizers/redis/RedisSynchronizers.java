@@ -253,6 +253,16 @@ public final class RedisSynchronizers implements Synchronizers {
         return machinery.wakeups.subscribedChannels();
     }
 
+    /** Locks this client caches (being taken, idle or held), for leak checks. */
+    int cachedLocks() {
+        return machinery.cachedLocks();
+    }
+
+    /** Locks this client caches with no thread inside, for leak checks. */
+    int idleCaches() {
+        return machinery.idleCaches();
+    }
+
     int pendingRetries() {
         return machinery.followUps.pending();
     }
@@ -588,12 +598,34 @@ public final class RedisSynchronizers implements Synchronizers {
          * waits, so that other clients can take it (and signal).
          *
          * <p>{@code isLocked()} of a lock this client caches is answered locally (false while no
-         * thread of the client holds it); another client's cached lock counts as locked. {@code
-         * close()} gives back the locks the client caches and no thread holds.
+         * thread of the client holds it). {@code close()} gives back the locks the client caches and
+         * no thread holds. {@code snapshot()} shows a lock this client caches as held by the client
+         * with {@link dev.synchronizers.LockSnapshot.Renewal#CACHED}: the thread that holds it
+         * locally (or {@code -1} while none does) and the latest token a thread took from it.
          *
-         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): {@code snapshot()} and
-         * the metrics of a cached lock, and {@link #replicaAcks}, do not follow the contract with
-         * caching yet. Do not enable it in production.
+         * <p>Where a cached lock's contract differs from {@link dev.synchronizers.DistributedLock}'s,
+         * as seen from <em>another</em> client (the store knows that a client caches the lock, not
+         * whether one of its threads holds it):
+         * <ul>
+         *   <li>a lock another client caches counts as locked, even while none of its threads holds
+         *       it: {@code isLocked()} is true, and a single try ({@code tryLock()}, a timed try with
+         *       no time left, {@code tryAcquire(Duration.ZERO)}) fails. The try asks for the lock
+         *       back, so a later try gets it once that client gave it back; an acquisition that
+         *       waits ({@code lock()}, a timed {@code tryLock}, {@code acquire()}) gets it at that
+         *       client's last {@code unlock()}, or at once if none of its threads holds it. A try
+         *       made while the lock was held asks too, but the ask may reach the cacher after its
+         *       {@code unlock()}: a try right after that unlock may fail;</li>
+         *   <li>its snapshot shows the caching client with thread {@code -1} and the fencing token
+         *       the cache began with (at most the holder's), its renewal
+         *       {@link dev.synchronizers.LockSnapshot.Renewal#UNKNOWN};</li>
+         *   <li>threads of the caching client that wait behind its own hold take the lock from the
+         *       cache without a round trip, so the store has no record of them: they are not in
+         *       another client's {@code getQueueLength()} (their own client counts them).</li>
+         * </ul>
+         *
+         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): the metrics of a
+         * cached lock, and {@link #replicaAcks}, do not follow the contract with caching yet. Do not
+         * enable it in production.
          *
          * @param enabled whether to cache non-fair locks
          * @return this builder

@@ -767,7 +767,16 @@ final class ServerLockBackend extends LockBackend {
         long queued = picture.queued();
         List<LockSnapshot.Holder> holders = new ArrayList<>();
         for (LockPicture.Holder entry : picture.holders()) {
-            holders.add(holder(entry.owner(), entry.token(), pttl < 0 ? -1 : pttl, own -> own.token == entry.token()));
+            long remaining = pttl < 0 ? -1 : pttl;
+            if (cache != null && entry.owner().equals(cache.owner())) {
+                // This client's cache: the thread inside it (or -1, idle) and the latest local
+                // token, which only this client knows; a stale field shows what Redis has.
+                LockCache.Picture own = cache.picture(entry.token());
+                holders.add(new LockSnapshot.Holder(machinery.clientId, own == null ? -1 : own.threadId(),
+                        own == null ? entry.token() : own.latestToken(), remaining, LockSnapshot.Renewal.CACHED));
+                continue;
+            }
+            holders.add(holder(entry.owner(), entry.token(), remaining, own -> own.token == entry.token()));
         }
         for (LockPicture.Waiting waiting : picture.waiting()) {
             if (!machinery.clientId.equals(waiting.client())) {
@@ -776,6 +785,12 @@ final class ServerLockBackend extends LockBackend {
         }
         queued += acquirer.localWaiters();
         return new LockSnapshot(name, holders, (int) Math.min(Integer.MAX_VALUE, queued));
+    }
+
+    /** What this client caches of the lock, if it caches it. */
+    @Override
+    String describe() {
+        return cache == null ? "" : cache.describe();
     }
 
     /** The read-write lock's picture, for either half; one read-only script call. */

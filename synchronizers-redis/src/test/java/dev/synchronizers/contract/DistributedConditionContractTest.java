@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
@@ -217,6 +218,40 @@ class DistributedConditionContractTest {
         signal(inB, conditionInB, true);
         for (Background<Boolean> waiter : waiters) {
             assertTrue(waiter.get());
+        }
+    }
+
+    /**
+     * signal() and signalAll() by a thread whose hold its client took from the client's lock cache
+     * (RedisSynchronizers.Builder#lockCaching): the store has the client's cache, not the thread's
+     * hold, and the signal's hold check is the cache's, also for a local re-take whose token is
+     * not the one the cache began with. The waiters, in the other client, then ask the cache back
+     * and return with the lock.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.CACHED_LOCK, skipOn = Topology.REDLOCK)
+    void signal_byAThreadOnACachedHold_wakesTheWaiters(DistributedLock lock, SpecContext context) throws Exception {
+        DistributedLock inB = context.lockInOtherClient();
+        Condition conditionInB = inB.newCondition();
+        List<Background<Boolean>> waiters = List.of(awaiting("waiter-1", inB, conditionInB),
+                awaiting("waiter-2", inB, conditionInB));
+        Await.until("both wait", () -> context.redis().zcard(conditionKey(context, "queue")) == 2);
+        Condition condition = lock.newCondition();
+        lock.lock();
+        long first = lock.fencingToken();
+        lock.unlock();   // cached by A, idle: nobody asked for it
+        lock.lock();
+        try {
+            LockSnapshot.Holder holder = lock.snapshot().holders().get(0);
+            assertEquals(LockSnapshot.Renewal.CACHED, holder.renewal(), "taken from A's cache: " + holder);
+            assertTrue(lock.fencingToken() > first, "a local re-take, with a token of its own");
+            condition.signal();
+            condition.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        for (Background<Boolean> waiter : waiters) {
+            assertTrue(waiter.get(), "returned with the lock");
         }
     }
 

@@ -132,7 +132,8 @@ class DistributedLockContractTest {
     /** tryLock(): false while another client holds it; nothing is left behind by the failed try. */
     @ParameterizedTest
     @SynchronizerSpec(exclusive = true)
-    void tryLock_heldByOtherClient_returnsFalseAndLeavesHolderAlone(DistributedLock lock, SpecContext context) {
+    void tryLock_heldByOtherClient_returnsFalseAndLeavesHolderAlone(DistributedLock lock, SpecContext context)
+            throws Exception {
         DistributedLock other = context.lockInOtherClient();
         other.lock();
         long token = other.fencingToken();
@@ -141,7 +142,7 @@ class DistributedLockContractTest {
         assertTrue(other.isHeldByCurrentThread());
         assertEquals(token, other.fencingToken());
         other.unlock();
-        assertTrue(lock.tryLock());
+        assertTrue(tryAfterOtherClientsUnlock(lock, context));
         lock.unlock();
     }
 
@@ -256,6 +257,11 @@ class DistributedLockContractTest {
         waiter.thread().interrupt();
         assertTrue(waiter.get(), "threw InterruptedException with the status cleared and no hold");
         other.unlock();
+        if (context.caches()) {
+            // The other client's idle cache counts as locked until the waiter's ask, which may
+            // reach it after its unlock, has it given back (RedisSynchronizers.Builder#lockCaching).
+            Await.until("the other client gives its cache back", () -> !lock.isLocked());
+        }
         assertFalse(lock.isLocked(), "the interrupted waiter left nothing taken");
         assertTrue(lock.tryLock());
         lock.unlock();
@@ -349,16 +355,28 @@ class DistributedLockContractTest {
 
     /* --------------- isLocked and forceUnlock --------------- */
 
-    /** isLocked(): "whether any owner of any client holds this lock." */
+    /**
+     * isLocked(): "whether any owner of any client holds this lock." With caching, a lock that
+     * another client caches counts as locked even while no thread of it holds it (documented on
+     * RedisSynchronizers.Builder#lockCaching): that client gives it back only when asked.
+     */
     @ParameterizedTest
     @SynchronizerSpec
-    void isLocked_heldByOtherClient_isTrueForEveryone(DistributedLock lock, SpecContext context) {
+    void isLocked_heldByOtherClient_isTrueForEveryone(DistributedLock lock, SpecContext context)
+            throws Exception {
         DistributedLock other = context.lockInOtherClient();
         assertFalse(lock.isLocked());
         other.lock();
         assertTrue(lock.isLocked());
         assertFalse(lock.isHeldByCurrentThread());
         other.unlock();
+        if (context.caches()) {
+            assertTrue(lock.isLocked(), "the other client still caches it: it counts as locked here");
+            assertFalse(other.isLocked(), "free for the client that caches it");
+            assertTrue(lock.tryLock(ASK_BACK.toMillis(), TimeUnit.MILLISECONDS), "a wait asks the cache back");
+            lock.unlock();
+            return;
+        }
         assertFalse(lock.isLocked());
     }
 
@@ -524,7 +542,10 @@ class DistributedLockContractTest {
         } finally {
             lock.unlock();
         }
-        LockHandle handle = context.lockInOtherClient().tryAcquire(Duration.ZERO).orElseThrow();
+        DistributedLock other = context.lockInOtherClient();
+        // With caching, the ask of the other client's try above may reach this client after its
+        // unlock, which then keeps the lock cached: one try would fail; a wait asks it back.
+        LockHandle handle = other.tryAcquire(context.caches() ? ASK_BACK : Duration.ZERO).orElseThrow();
         handle.release();
     }
 
@@ -842,6 +863,22 @@ class DistributedLockContractTest {
             assertTrue(tokens[i] > tokens[i - 1], "tokens in the order of the holds: " + tokens[i - 1] + ", " + tokens[i]);
         }
         assertFalse(lock.isLocked());
+    }
+
+    /**
+     * How long a client waits for a lock right after another client's unlock when that client may
+     * still cache it: only a bound that turns a hang into a failure (the ask is answered at once).
+     */
+    private static final Duration ASK_BACK = Duration.ofSeconds(30);
+
+    /**
+     * One try right after another client's unlock; with caching a wait, since that client may keep
+     * the lock cached (an earlier try's ask may reach it after its unlock), and a try of this
+     * client fails until it is asked back (RedisSynchronizers.Builder#lockCaching).
+     */
+    private static boolean tryAfterOtherClientsUnlock(DistributedLock lock, SpecContext context)
+            throws InterruptedException {
+        return context.caches() ? lock.tryLock(ASK_BACK.toMillis(), TimeUnit.MILLISECONDS) : lock.tryLock();
     }
 
     private static final class Counter {

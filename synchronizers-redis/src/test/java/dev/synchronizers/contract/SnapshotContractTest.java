@@ -66,6 +66,10 @@ class SnapshotContractTest {
     /**
      * A lock another client holds: the snapshot names that client, the holding thread, the token
      * the holder sees, a lease within the client's; the renewal is known only to the holder.
+     * A lock that client caches is held in the store by the client, not a thread: the store has no
+     * thread to show (-1) and the token the cache began with, no later than the holder's; the
+     * holder's own snapshot shows its thread, its token and {@code CACHED}
+     * (LockSnapshot.Renewal#CACHED, RedisSynchronizers.Builder#lockCaching).
      */
     @ParameterizedTest
     @SynchronizerSpec(kind = {Kind.LOCK, Kind.FAIR_LOCK, Kind.READ_LOCK, Kind.WRITE_LOCK})
@@ -78,13 +82,24 @@ class SnapshotContractTest {
             assertEquals(1, seen.holders().size(), () -> "holders " + seen.holders());
             LockSnapshot.Holder holder = seen.holders().get(0);
             assertEquals(context.otherClientId(), holder.clientId());
-            assertEquals(Thread.currentThread().getId(), holder.threadId());
-            assertEquals(held.fencingToken(), holder.fencingToken());
+            if (context.caches()) {
+                assertEquals(-1, holder.threadId(), "the store has the client, not its thread");
+                assertTrue(holder.fencingToken() <= held.fencingToken(), () -> "the cache's first token " + holder);
+            } else {
+                assertEquals(Thread.currentThread().getId(), holder.threadId());
+                assertEquals(held.fencingToken(), holder.fencingToken());
+            }
             assertTrue(holder.leaseRemainingMillis() > 0
                     && holder.leaseRemainingMillis() <= SpecContext.LEASE.toMillis(), () -> "lease " + holder);
             assertEquals(LockSnapshot.Renewal.UNKNOWN, holder.renewal(), "another client's renewal is unknown");
-            assertEquals(LockSnapshot.Renewal.RENEWED, held.snapshot().holders().get(0).renewal(),
-                    "the holder knows its watchdog renews it");
+            LockSnapshot.Holder own = held.snapshot().holders().get(0);
+            if (context.caches()) {
+                assertEquals(LockSnapshot.Renewal.CACHED, own.renewal(), "the holder knows it caches it");
+                assertEquals(Thread.currentThread().getId(), own.threadId());
+                assertEquals(held.fencingToken(), own.fencingToken());
+            } else {
+                assertEquals(LockSnapshot.Renewal.RENEWED, own.renewal(), "the holder knows its watchdog renews it");
+            }
         } finally {
             held.unlock();
         }
@@ -94,6 +109,52 @@ class SnapshotContractTest {
         } finally {
             held.unlock();
         }
+    }
+
+    /**
+     * A lock this client caches (LockSnapshot.Renewal#CACHED): its own snapshot shows the cache with
+     * the thread that holds it locally and its token, then, once idle, thread -1 and the latest
+     * token taken from it; another client sees the client, no thread and an unknown renewal.
+     * toString() says so too, without a network call.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.CACHED_LOCK)
+    void snapshot_cachedByThisClient_showsTheLocalHolderOrIdle(DistributedLock lock, SpecContext context)
+            throws Exception {
+        lock.lock();
+        long first = lock.fencingToken();
+        LockSnapshot.Holder held = single(lock.snapshot());
+        assertEquals(new LockSnapshot.Holder(context.clientId(), Thread.currentThread().getId(), first,
+                held.leaseRemainingMillis(), LockSnapshot.Renewal.CACHED), held);
+        assertTrue(held.leaseRemainingMillis() > 0 && held.leaseRemainingMillis() <= SpecContext.LEASE.toMillis());
+        assertTrue(lock.toString().contains("cached by this client: held"), lock.toString());
+        lock.unlock();
+
+        LockSnapshot.Holder idle = single(lock.snapshot());
+        assertEquals(-1, idle.threadId(), "nobody holds it locally");
+        assertEquals(first, idle.fencingToken(), "the latest token taken from the cache");
+        assertEquals(LockSnapshot.Renewal.CACHED, idle.renewal());
+        assertTrue(lock.toString().contains("cached by this client: idle"), lock.toString());
+
+        Background<Long> other = Background.start("other thread", () -> {
+            lock.lock();
+            try {
+                LockSnapshot.Holder mine = single(lock.snapshot());
+                assertEquals(Thread.currentThread().getId(), mine.threadId());
+                assertEquals(lock.fencingToken(), mine.fencingToken());
+                return lock.fencingToken();
+            } finally {
+                lock.unlock();
+            }
+        });
+        long second = other.get();
+        assertTrue(second > first);
+        assertEquals(second, single(lock.snapshot()).fencingToken(), "the latest token taken from the cache");
+
+        LockSnapshot.Holder seen = single(context.lockInOtherClient().snapshot());
+        assertEquals(context.clientId(), seen.clientId());
+        assertEquals(-1, seen.threadId());
+        assertEquals(LockSnapshot.Renewal.UNKNOWN, seen.renewal());
     }
 
     /** Waiters queued in Redis (fair lock, write lock) are counted across clients. */
@@ -144,6 +205,12 @@ class SnapshotContractTest {
     @SynchronizerSpec(kind = Kind.LOCK)
     void getQueueLength_nonFairWaitersBehindTheirOwnClientsHold_countedByAnotherClientOnceTheyPassItOn(
             DistributedLock lock, SpecContext context) throws Exception {
+        // Not with caching: the client passes its cached lock on to its own waiters locally,
+        // without a round trip, so Redis never learns that more of them wait; another client
+        // cannot count them (documented on RedisSynchronizers.Builder#lockCaching). Their own
+        // client counts its line, as the first point here checks.
+        org.junit.jupiter.api.Assumptions.assumeFalse(context.caches(),
+                "a cached lock's local hand-overs record no waiters in Redis");
         DistributedLock theirs = context.lockInOtherClient();
         theirs.lock();
         CountDownLatch acquired = new CountDownLatch(2);
@@ -329,6 +396,12 @@ class SnapshotContractTest {
     }
 
     /* --------------- helpers --------------- */
+
+    /** The one holder of a lock's snapshot. */
+    private static LockSnapshot.Holder single(LockSnapshot snapshot) {
+        assertEquals(1, snapshot.holders().size(), () -> "holders " + snapshot.holders());
+        return snapshot.holders().get(0);
+    }
 
     /** Waits until each waiter has locked and unlocked, then checks that {@code lock} counts nobody waiting. */
     private static void assertNoneQueuedOnceDone(DistributedLock lock, List<Background<Void>> waiters)

@@ -18,6 +18,16 @@ public final class RedisInternals {
         return ((RedisSynchronizers) synchronizers).subscribedChannels();
     }
 
+    /** Locks the client caches now: being taken, idle or held (lock caching). */
+    public static int activeCaches(Synchronizers synchronizers) {
+        return ((RedisSynchronizers) synchronizers).cachedLocks();
+    }
+
+    /** Locks the client caches with no thread of it inside (lock caching). */
+    public static int idleCaches(Synchronizers synchronizers) {
+        return ((RedisSynchronizers) synchronizers).idleCaches();
+    }
+
     /** Releases the client's watchdog still retries because Redis could not be reached. */
     public static int pendingRetries(Synchronizers synchronizers) {
         return ((RedisSynchronizers) synchronizers).pendingRetries();
