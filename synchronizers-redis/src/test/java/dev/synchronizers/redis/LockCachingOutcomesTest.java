@@ -234,6 +234,52 @@ class LockCachingOutcomesTest {
         assertNothingLeftAfterClosing(cachingClient, admin);
     }
 
+    /**
+     * A second thread of the caching client waits locally while the first reserves a new block;
+     * the reservation's reply is lost and the first thread's lock() fails. The waiting thread is
+     * not left asleep for the lease the cache had: it tries again, in Redis, and gets the lock
+     * once the cache is given back.
+     */
+    @Test
+    void lock_neighbourWaitingWhileAReservationFails_triesAgainAndGetsTheLock() throws Exception {
+        RedisServer server = ownServer();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
+        // Pub/Sub straight to the server: a cut of the proxied connection then wakes no waiter.
+        RedisClient split = new PubSubElsewhere(opened.add(new Resources()).resources, RedisURI.create(server.uri()));
+        opened.add(split::shutdown);
+        RedisSynchronizers cachingClient = opened.add(RedisSynchronizers.builder()
+                .client(split, RedisURI.create(proxy.uri())).keyPrefix(prefix).lease(LONG_LEASE)
+                .commandTimeout(TIMEOUT).lockCaching(true).build());
+        cachingClient.cacheBlockForTests(1);
+        DistributedLock cacher = cachingClient.lock(name);
+        cacher.lock();   // the block's one token
+        long last = cacher.fencingToken();
+        cacher.unlock();
+
+        proxy.dropReplies(1, "EVALSHA");
+        Background<Void> reserving = Background.start("reserving", () -> {
+            cacher.lock();
+            return null;
+        });
+        Await.until("the reservation's reply is dropped", () -> proxy.droppedReplies() == 1);
+        Background<Long> neighbour = Background.start("neighbour", () -> {
+            cacher.lock();
+            try {
+                return cacher.fencingToken();
+            } finally {
+                cacher.unlock();
+            }
+        });
+        Await.parked(neighbour.thread());
+        assertInstanceOf(SynchronizerUnavailableException.class, reserving.failure(), "lock() fails clearly");
+        proxy.cutAll();
+
+        long token = neighbour.get();
+        assertTrue(token > last, "token " + token + " above " + last);
+        assertNothingLeftAfterClosing(cachingClient, admin);
+    }
+
     /* --------------- the give-back (lock-release.lua on the cache field) --------------- */
 
     /**
