@@ -495,6 +495,58 @@ class LockCachingOutcomesTest {
         assertNothingLeftAfterClosing(cachingClient, admin);
     }
 
+    /**
+     * A thread holds the cached lock and another thread of the same client waits locally when
+     * the cache is found gone in Redis (forced free by another client, found by the cacher's next
+     * renewal): the holder is told, and the waiting thread tries in Redis at once and gets the
+     * lock, rather than sleep out the lease of a cache that no longer exists.
+     */
+    @Test
+    void lock_cacheFoundGoneWhileAThreadWaitsLocally_theWaiterTriesAgainAndGetsTheLock() throws Exception {
+        RedisServer server = ownServer();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        RedisSynchronizers cachingClient = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(LONG_LEASE).commandTimeout(TIMEOUT).lockCaching(true).lostHoldListener(lost::add).build());
+        DistributedLock cacher = cachingClient.lock(name);
+        DistributedLock other = client(server.uri(), LONG_LEASE, Duration.ofSeconds(5), false).lock(name);
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Background<Throwable> holder = Background.start("holder", () -> {
+            cacher.lock();
+            holding.countDown();
+            release.await();
+            try {
+                cacher.unlock();
+                return null;
+            } catch (LostHoldException e) {
+                return e;
+            }
+        });
+        holding.await();
+        Background<Long> waiter = Background.start("waiter", () -> {
+            cacher.lock();
+            try {
+                return cacher.fencingToken();
+            } finally {
+                cacher.unlock();
+            }
+        });
+        Await.until("the waiter sleeps", () -> dev.synchronizers.fixture.RedisState.sleepsOnWakeup(waiter.thread()));
+
+        assertTrue(other.forceUnlock(), "the cache was in Redis");
+        RedisInternals.renewNow(cachingClient);
+        LostHold report = lost.poll(PATIENCE_SECONDS, TimeUnit.SECONDS);
+        assertNotNull(report, "the holder is told");
+        assertEquals(LostHold.Cause.GONE, report.cause());
+
+        long token = waiter.get();
+        assertTrue(token > report.fencingToken(), "token " + token + " above the lost hold's " + report.fencingToken());
+        release.countDown();
+        assertInstanceOf(LostHoldException.class, holder.get(), "the holder's unlock() says the hold was lost");
+        assertNothingLeftAfterClosing(cachingClient, admin);
+    }
+
     /* --------------- helpers --------------- */
 
     /** A server of this test alone, its script cache filled first (a late command is not re-sent after NOSCRIPT). */
