@@ -3,6 +3,7 @@ package dev.synchronizers.redis;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
+import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.CacheBlockReply;
 import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.Script;
@@ -10,6 +11,8 @@ import dev.synchronizers.redis.watchdog.HoldLease;
 import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -40,6 +43,14 @@ import org.slf4j.LoggerFactory;
  * <p>What it shows: {@code isLocked()} answers from it while cached ({@link #lockedAsFarAsKnown}),
  * snapshots show the holding thread and latest local token ({@link #picture}), and the lock's
  * {@code toString()} its state ({@link #describe}).
+ *
+ * <p>Unknown outcomes (DESIGN.md; docs/design/lock-caching.md, section 6): a take in Redis that
+ * gets no answer may have left a cache field nobody knows the base of; it is given back by owner
+ * ({@code lock-give-back.lua}), retried until Redis answers, but only while the client caches
+ * nothing of the lock and has sent no take since. A reservation that gets no answer fails the take
+ * and gives the cache back by its base; so does a cache the watchdog can no longer vouch for
+ * ({@code UNRENEWABLE}), which Redis may still have. Every give-back is a follow-up retried until
+ * Redis answers or a lease has passed.
  */
 final class LockCache {
 
@@ -87,6 +98,11 @@ final class LockCache {
     private boolean askedBack;
     /** Whether the take inside gives the cache back at its release for a condition's await. */
     private boolean awaitGiveBack;
+    /**
+     * Whether a take in Redis went unanswered and no take has been answered since: Redis may have
+     * a cache field of this client whose base nobody knows ({@link #giveBackUnknown}).
+     */
+    private boolean takeInDoubt;
     /** The cache's lease with the watchdog, while cached. */
     private Watchdog.Lease lease;
     /** The take inside, while held. */
@@ -269,7 +285,7 @@ final class LockCache {
         try {
             reply = CacheBlockReply.of(Script.LOCK_CACHE_RESERVE, machinery.<List<Object>>await(
                     machinery.scripts.run(Script.LOCK_CACHE_RESERVE, keys.keysFor(Script.LOCK_CACHE_RESERVE), owner,
-                            baseNow, Long.toString(BLOCK)),
+                            baseNow, Long.toString(machinery.cacheBlock)),
                     "reserve fencing tokens for the cached lock '" + name + "'"));
         } catch (RuntimeException e) {
             guard.lock();
@@ -316,10 +332,14 @@ final class LockCache {
             guard.unlock();
         }
         boolean taken = false;
+        boolean inDoubt = false;
         try {
             Take take = takeInRedisAsTaker();
             taken = take != null;
             return take;
+        } catch (SynchronizerUnavailableException e) {
+            inDoubt = true;
+            throw e;
         } finally {
             if (!taken) {
                 guard.lock();
@@ -328,10 +348,41 @@ final class LockCache {
                         phase = Phase.NONE;
                         machinery.notCaching(keys.lock(), this);
                     }
+                    takeInDoubt |= inDoubt;
                 } finally {
                     guard.unlock();
                 }
+                if (inDoubt) {
+                    giveBackUnknown();
+                }
             }
+        }
+    }
+
+    /**
+     * Ends the cache field that a take whose reply never came may have left in Redis: nobody
+     * renews it, and until its lease ran out it would keep every other client out (an ask finds no
+     * cache here to give back). Its base is unknown, so it goes by owner ({@code lock-give-back.lua}),
+     * sent now and retried until Redis answers or a lease has passed; each sending only while the
+     * client caches nothing of the lock and has had no take answered since, checked under the guard
+     * that a take marks itself under, so that it reaches Redis before any later take of the client
+     * (one connection, in order). A cache field of the client is then one nobody knows of.
+     */
+    private void giveBackUnknown() {
+        machinery.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
+        machinery.followUps.send(Script.LOCK_GIVE_BACK, "give back the cached lock '" + name + "' after a take in doubt",
+                this::giveBackUnknownCommand, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+    }
+
+    private CompletionStage<Long> giveBackUnknownCommand() {
+        guard.lock();
+        try {
+            if (phase != Phase.NONE || !takeInDoubt) {
+                return CompletableFuture.completedFuture(0L);
+            }
+            return machinery.scripts.run(Script.LOCK_GIVE_BACK, keys.keysFor(Script.LOCK_GIVE_BACK), owner);
+        } finally {
+            guard.unlock();
         }
     }
 
@@ -340,7 +391,7 @@ final class LockCache {
         machinery.caching(keys.lock(), this);
         long sent = System.nanoTime();
         var pending = machinery.scripts.<List<Object>>run(Script.LOCK_CACHE_ACQUIRE,
-                keys.keysFor(Script.LOCK_CACHE_ACQUIRE), owner, Long.toString(machinery.leaseMillis), Long.toString(BLOCK));
+                keys.keysFor(Script.LOCK_CACHE_ACQUIRE), owner, Long.toString(machinery.leaseMillis), Long.toString(machinery.cacheBlock));
         CacheBlockReply reply;
         try {
             reply = CacheBlockReply.of(Script.LOCK_CACHE_ACQUIRE,
@@ -356,6 +407,13 @@ final class LockCache {
             throw e;
         }
         if (!reply.granted()) {
+            // Refused: no field of this client was there, and an earlier take, sent before, has run.
+            guard.lock();
+            try {
+                takeInDoubt = false;
+            } finally {
+                guard.unlock();
+            }
             if (machinery.askBack(reply.cacher(), keys.lock())) {
                 meters.askSent();
             }
@@ -364,6 +422,8 @@ final class LockCache {
         String newBase = Long.toString(reply.lo());
         guard.lock();
         try {
+            // The take replaced whatever field of this client an unanswered one had left.
+            takeInDoubt = false;
             if (phase != Phase.TAKING) {
                 // Closed or dropped meanwhile: nobody will keep it.
                 giveBackQuietly(newBase);
@@ -598,6 +658,7 @@ final class LockCache {
     /** Told by the watchdog that the cache is lost in Redis: a take inside is lost with it. */
     private void lost(Watchdog.Lease which, LostHold.Cause cause) {
         Take inside;
+        String mayStillBeThere;
         guard.lock();
         try {
             if (which != lease) {
@@ -605,9 +666,15 @@ final class LockCache {
             }
             inside = current;
             meters.cacheEnded(Ending.LOST.tag);
+            // Unrenewable: renewals may have run without their replies coming back, so Redis may
+            // still have it for most of a lease; ended by its base instead, which is always safe.
+            mayStillBeThere = cause == LostHold.Cause.UNRENEWABLE ? base : null;
             forgetLocked();
         } finally {
             guard.unlock();
+        }
+        if (mayStillBeThere != null) {
+            giveBackQuietly(mayStillBeThere);
         }
         if (inside == null) {
             log.debug("cached lock '{}': lost while idle ({})", name, cause);

@@ -71,6 +71,11 @@ final class Machinery extends ClientContext {
      * docs/design/lock-caching.md).
      */
     final boolean lockCaching;
+    /**
+     * How many fencing tokens a lock cache reserves at a time: {@link LockCache#BLOCK}, smaller only
+     * in tests ({@link RedisSynchronizers#cacheBlockForTests}), so that a block runs out after a few takes.
+     */
+    volatile long cacheBlock = LockCache.BLOCK;
     /** This client's lock caches by lock key, for the asks that other clients send (lock-ask.lua). */
     private final Map<String, LockCache> caches = new ConcurrentHashMap<>();
     /** Whether this client listens on its ask channel; set once the subscription is confirmed. */

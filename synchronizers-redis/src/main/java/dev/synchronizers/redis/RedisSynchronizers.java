@@ -277,6 +277,20 @@ public final class RedisSynchronizers implements Synchronizers {
         machinery.watchdog.tick();
     }
 
+    /**
+     * Test hook: makes this client's lock caches reserve {@code tokens} fencing tokens at a time
+     * from now on, instead of {@link LockCache#BLOCK}, so that a test reaches a reservation after a
+     * few local takes.
+     *
+     * @param tokens tokens per block, at least 1
+     */
+    void cacheBlockForTests(long tokens) {
+        if (tokens < 1) {
+            throw new IllegalArgumentException("tokens must be >= 1: " + tokens);
+        }
+        machinery.cacheBlock = tokens;
+    }
+
     @Override
     public String toString() {
         return "RedisSynchronizers[client " + machinery.clientId + ", prefix " + machinery.keyPrefix

@@ -116,7 +116,15 @@ final class ServerLockBackend extends LockBackend {
             // Cached: taken locally if idle; otherwise, with nothing cached, nobody of this client
             // holding or waiting, and no recent ask, taken in Redis as the client's cache
             // (docs/design/lock-caching.md). Otherwise a plain hold, as without caching.
-            LockCache.Take take = cache.tryTake();
+            LockCache.Take take;
+            try {
+                take = cache.tryTake();
+            } catch (RuntimeException e) {
+                // A reservation that went unanswered gave the cache back: threads that waited
+                // locally while it was held for the reservation try again now, not after a lease.
+                acquirer.wakeHead();
+                throw e;
+            }
             if (take == null && !cache.present() && cache.mayCache() && acquirer.localWaiters() == 0
                     && !holds.anyLive()) {
                 try {
