@@ -79,6 +79,13 @@ final class LockCache {
         }
     }
 
+    /**
+     * A take in Redis refused because someone else holds the lock: the try it amounts to, and the
+     * client asked to give its cache back ({@code ""} if the holder is no cache).
+     */
+    record Refusal(Attempt asTry, String askedCacher) {
+    }
+
     /** TAKING: one thread of the client takes it in Redis; the others wait for it locally. */
     private enum Phase { NONE, TAKING, IDLE, HELD }
 
@@ -318,10 +325,13 @@ final class LockCache {
      * Takes the lock in Redis as this client's cache ({@code lock-cache-acquire.lua}), for the
      * current thread: one round trip. Only while nothing is cached.
      *
+     * @param refused told, if Redis refused the take because someone else holds the lock, what a
+     *     first try would have told (the same answer: the holder's remaining lease; another client's
+     *     cache is marked wanted and asked back), so that the caller's wait needs no try of its own
      * @return the take, or null if the lock is held by someone else (nothing changed but an ask-back mark)
      * @throws SynchronizerUnavailableException if Redis does not answer; a late grant is given back
      */
-    Take takeInRedis() {
+    Take takeInRedis(Consumer<Refusal> refused) {
         guard.lock();
         try {
             if (phase != Phase.NONE) {
@@ -334,7 +344,7 @@ final class LockCache {
         boolean taken = false;
         boolean inDoubt = false;
         try {
-            Take take = takeInRedisAsTaker();
+            Take take = takeInRedisAsTaker(refused);
             taken = take != null;
             return take;
         } catch (SynchronizerUnavailableException e) {
@@ -386,7 +396,7 @@ final class LockCache {
         }
     }
 
-    private Take takeInRedisAsTaker() {
+    private Take takeInRedisAsTaker(Consumer<Refusal> refused) {
         // Listening before the take, so that an ask sent once the cache is in Redis finds it.
         machinery.caching(keys.lock(), this);
         long sent = System.nanoTime();
@@ -417,6 +427,7 @@ final class LockCache {
             if (machinery.askBack(reply.cacher(), keys.lock())) {
                 meters.askSent();
             }
+            refused.accept(new Refusal(new Attempt(false, -1, reply.waitMillis(), sent), reply.cacher()));
             return null;
         }
         String newBase = Long.toString(reply.lo());

@@ -112,6 +112,8 @@ final class ServerLockBackend extends LockBackend {
             boolean forHandle, Consumer<Grant> book) throws InterruptedException {
         Script firstTry = barging ? policy.tryOnce : policy.firstTry;
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
+        // A take as the cache that Redis refused is this acquisition's first try: not sent twice.
+        LockCache.Refusal[] refused = new LockCache.Refusal[1];
         if (cache != null && !forHandle && fixedLeaseMillis == 0) {
             // Cached: taken locally if idle; otherwise, with nothing cached, nobody of this client
             // holding or waiting, and no recent ask, taken in Redis as the client's cache
@@ -128,7 +130,7 @@ final class ServerLockBackend extends LockBackend {
             if (take == null && !cache.present() && cache.mayCache() && acquirer.localWaiters() == 0
                     && !holds.anyLive()) {
                 try {
-                    take = cache.takeInRedis();
+                    take = cache.takeInRedis(refusal -> refused[0] = refusal);
                 } finally {
                     if (take == null) {
                         // Threads that found it being taken wait locally: they try again now.
@@ -143,7 +145,7 @@ final class ServerLockBackend extends LockBackend {
         }
         if (forHandle) {
             return acquireInRedis(-1, machinery.newAttempt(), firstTry, timeoutNanos, interruptible, fixedLeaseMillis,
-                    leaseMillis, book);
+                    leaseMillis, null, book);
         }
         String owner = machinery.currentOwner();
         giveBackOrder.lock();
@@ -154,7 +156,7 @@ final class ServerLockBackend extends LockBackend {
         }
         try {
             return acquireInRedis(threadId, owner, firstTry, timeoutNanos, interruptible, fixedLeaseMillis,
-                    leaseMillis, book);
+                    leaseMillis, refused[0], book);
         } finally {
             acquiring.remove(threadId);
         }
@@ -165,13 +167,16 @@ final class ServerLockBackend extends LockBackend {
      * tries again, within the wait, a hold fewer replicas acknowledged than asked.
      */
     private boolean acquireInRedis(long threadId, String owner, Script firstTry, long timeoutNanos,
-            boolean interruptible, long fixedLeaseMillis, long leaseMillis, Consumer<Grant> book)
-            throws InterruptedException {
+            boolean interruptible, long fixedLeaseMillis, long leaseMillis, LockCache.Refusal refused,
+            Consumer<Grant> book) throws InterruptedException {
         Waiter[] last = new Waiter[1];
         Attempt attempt = machinery.acquireCounted(timeoutNanos, interruptible, new Machinery.Countable() {
             @Override
             public Attempt acquire(long remainingNanos) throws InterruptedException {
                 Waiter waiter = new Waiter(threadId, owner, firstTry, leaseMillis, fixedLeaseMillis > 0);
+                if (last[0] == null) {
+                    waiter.pretried = refused;
+                }
                 last[0] = waiter;
                 return acquirer.acquire(waiter, waiter, owner, remainingNanos, interruptible);
             }
@@ -286,6 +291,13 @@ final class ServerLockBackend extends LockBackend {
         private volatile boolean handoverInDoubt;
         /** What a try took from this client's cache, if it did; booked instead of a hold in Redis. */
         private LockCache.Take cacheTake;
+        /**
+         * A take as the cache that Redis refused just before this wait: its first try, not sent
+         * again; and the cacher it asked, not asked again by the try right after it (later tries
+         * ask again, and the cacher's renewal is the backstop of a lost ask).
+         */
+        private LockCache.Refusal pretried;
+        private String askedJustNow = "";
 
         Waiter(long threadId, String owner, Script firstTry, long leaseMillis, boolean fixedLease) {
             this.threadId = threadId;
@@ -306,6 +318,14 @@ final class ServerLockBackend extends LockBackend {
         @Override
         public Attempt attempt(boolean subscribed) {
             machinery.checkOpen();
+            LockCache.Refusal refusal = pretried;
+            pretried = null;
+            String alreadyAsked = askedJustNow;
+            askedJustNow = "";
+            if (refusal != null && !subscribed && !mustTryFirst()) {
+                askedJustNow = refusal.askedCacher();
+                return refusal.asTry();
+            }
             Script script = subscribed ? policy.subscribedTry : firstTry;
             long sent = System.nanoTime();
             if (cache != null) {
@@ -345,7 +365,7 @@ final class ServerLockBackend extends LockBackend {
             acquireInDoubt.remove(threadId);
             AcquireReply decoded = AcquireReply.of(script, reply);
             // Another client caches it: tell it (the try's waiting mark is the ask; this is its message).
-            if (machinery.askBack(decoded.cacher(), keys.lock())) {
+            if (!decoded.cacher().equals(alreadyAsked) && machinery.askBack(decoded.cacher(), keys.lock())) {
                 meters.askSent();
             }
             Attempt attempt = Attempt.of(decoded, sent);

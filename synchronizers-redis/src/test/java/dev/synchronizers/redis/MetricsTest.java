@@ -245,6 +245,34 @@ class MetricsTest {
         assertTrue(count("synchronizers.cache.asks") >= 1, "the other client asked at least once");
     }
 
+    /**
+     * A caching client that finds the lock cached by another client pays one refused take, one ask
+     * and, while it waits, the usual subscribed tries: the refused take is its first try (not sent
+     * again as {@code lock-acquire}), and the try right after it does not ask a second time.
+     */
+    @Test
+    void cachingClient_lockCachedByAnother_refusedTakeIsTheFirstTryAndAsksOnce() throws Exception {
+        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(redis.server().uri()).keyPrefix(prefix)
+                .lease(LONG_LEASE).lockCaching(true).build()).lock(name);
+        cacher.lock();
+        DistributedLock lock = metered(redis.server().uri(), Duration.ofSeconds(5), b -> b.lockCaching(true)).lock(name);
+
+        assertFalse(lock.tryLock(), "held by the cacher's thread");
+        assertEquals(1, scriptCalls("lock-cache-acquire"));
+        assertEquals(0, registry.find("synchronizers.script.calls").tags("script", "lock-acquire").counters().stream()
+                .mapToDouble(c -> c.count()).sum(), "the refused take was the try");
+        assertEquals(1, count("synchronizers.cache.asks"));
+
+        Background<Boolean> waiter = Background.start("waiter", () -> lock.tryLock(30, TimeUnit.SECONDS));
+        Await.until("the waiter sleeps", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        assertEquals(2, count("synchronizers.cache.asks"), "one ask per acquisition: the try after subscribing does not ask again");
+        assertEquals(2, scriptCalls("lock-cache-acquire"));
+        cacher.unlock();
+        assertTrue(waiter.get(), "given back at the holder's unlock, to the waiter that asked");
+        assertEquals(0, registry.find("synchronizers.script.calls").tags("script", "lock-acquire").counters().stream()
+                .mapToDouble(c -> c.count()).sum());
+    }
+
     /* --------------- the machinery --------------- */
 
     @Test
