@@ -591,9 +591,17 @@ public final class RedisSynchronizers implements Synchronizers {
          * thread of the client holds it); another client's cached lock counts as locked. {@code
          * close()} gives back the locks the client caches and no thread holds.
          *
+         * <p>On every topology: on a Redis Cluster the client's ask channel is a shard channel of
+         * its own slot, and follows that slot to another master; under Sentinel the client listens
+         * on the new master after a switch. With {@link #replicaAcks}, taking a lock into the cache
+         * in Redis is acknowledged by the replicas like any acquisition (the takes from the cache
+         * that follow write nothing and wait for nothing); after a Sentinel switch, the locks the
+         * client gave back during the last lease are given back again on the new master, as
+         * releases are.
+         *
          * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): {@code snapshot()} and
-         * the metrics of a cached lock, and {@link #replicaAcks}, do not follow the contract with
-         * caching yet. Do not enable it in production.
+         * the metrics of a cached lock do not follow the contract with caching yet. Do not enable it
+         * in production.
          *
          * @param enabled whether to cache non-fair locks
          * @return this builder
