@@ -1,6 +1,7 @@
 package dev.synchronizers.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
@@ -195,6 +196,74 @@ class ClusterLockCachingTest {
         asker.unlock();
         System.out.printf("cluster failover under a held cached lock: %s%n",
                 reportedLost ? "the hold was lost and reported" : "the hold survived and was handed over");
+    }
+
+    /**
+     * The master serving a held cached lock killed (SIGKILL) soon after the cache was taken, its
+     * replica paused meanwhile, and the replica promoted: whether the promoted replica has the cache
+     * depends on what reached it, so either outcome is allowed but neither silently. Once the
+     * cacher has renewed on the new master (one watchdog tick, run by the test), either the hold
+     * was reported lost, and {@code unlock()} says so, or it is intact, and {@code unlock()} hands
+     * it over with a smaller token than the waiter's. The waiting client gets the lock either way.
+     */
+    @Test
+    void cachedLock_masterKilledSoonAfterTheTake_heldCacheHandedOverOrReportedLost()
+            throws Exception {
+        Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+        RedisSynchronizers cacher = client(SHORT_LEASE, true, lost);
+        RedisSynchronizers other = client(SHORT_LEASE, false, new ConcurrentLinkedQueue<>());
+        String key = LockKeys.of(prefix, name).lock();
+        RedisServer master = cluster.masterOf(key);
+        RedisServer replica = cluster.replicasOf(master).get(0);
+        DistributedLock held = cacher.lock(name);
+        DistributedLock waiting = other.lock(name);
+        long taken;
+        cluster.pause(replica);
+        try {
+            held.lock();
+            taken = held.fencingToken();
+            assertEquals(1L, opened.commands(master.uri()).exists(key), "cached on the master");
+            cluster.kill(master);
+        } finally {
+            cluster.resume(replica);
+        }
+        long holderToken = taken;
+        try {
+            cluster.awaitHealthy();
+            Await.until("the cacher answers from the new master", () -> {
+                try {
+                    cacher.lock(name + "-probe").isLocked();
+                    RedisInternals.renewNow(cacher);   // the cache renewed there, or found lost
+                    return true;
+                } catch (SynchronizerUnavailableException e) {
+                    return false;
+                }
+            });
+            boolean reportedLost = lost.stream().anyMatch(hold -> hold.fencingToken() == holderToken);
+            Background<Long> waiter = Background.start("asker", () -> {
+                while (true) {
+                    try {
+                        return lockAndUnlock(waiting);
+                    } catch (SynchronizerUnavailableException e) {
+                        // the failover is not over for this client yet
+                    }
+                }
+            });
+            if (reportedLost) {
+                assertThrows(LostHoldException.class, held::unlock);
+            } else {
+                held.unlock();
+            }
+            long waiterToken = waiter.get();
+            assertTrue(waiterToken > 0, "the other client gets the lock");
+            if (!reportedLost) {
+                assertTrue(waiterToken > holderToken, "token " + waiterToken + " above the holder's " + holderToken);
+            }
+            System.out.printf("master killed under a held cached lock: %s%n",
+                    reportedLost ? "the hold was lost and reported" : "the hold survived and was handed over");
+        } finally {
+            cluster.restart(master);
+        }
     }
 
     /* --------------- helpers --------------- */

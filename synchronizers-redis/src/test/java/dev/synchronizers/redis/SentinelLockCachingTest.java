@@ -3,11 +3,13 @@ package dev.synchronizers.redis;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
@@ -163,6 +165,74 @@ class SentinelLockCachingTest {
         Await.until("the give-back, sent again, frees the lock on the new master", () -> onNew.exists(key) == 0);
         assertTrue(other.lock(name).tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS));
         other.lock(name).unlock();
+    }
+
+    /**
+     * The master killed (SIGKILL) soon after a thread of the cacher took a cached lock, both
+     * replicas paused meanwhile, and one promoted by the sentinels: whether it has the cache
+     * depends on what reached it, so either outcome is allowed but neither silently. Once the
+     * cacher has renewed on the new master (one watchdog tick, run by the test), either the hold
+     * was reported lost, and {@code unlock()} says so, or it is intact, and {@code unlock()} hands
+     * it over with a smaller token than the waiter's. The waiting client gets the lock either way.
+     */
+    @Test
+    void cachedLock_masterKilledSoonAfterTheTake_heldCacheHandedOverOrReportedLost()
+            throws Exception {
+        Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+        RedisSynchronizers cacher = client(true, lost);
+        RedisSynchronizers other = client(false, new ConcurrentLinkedQueue<>());
+        DistributedLock held = cacher.lock(name);
+        DistributedLock waiting = other.lock(name);
+        RedisServer old = sentinels.master();
+        List<RedisServer> replicas = sentinels.servers().stream().filter(server -> !server.equals(old)).toList();
+        long taken;
+        replicas.forEach(RedisServer::pause);
+        try {
+            held.lock();
+            taken = held.fencingToken();
+            assertEquals(1L, opened.commands(old.uri()).exists(LockKeys.of(prefix, name).lock()), "cached on the master");
+            old.kill();
+        } finally {
+            replicas.forEach(RedisServer::resume);
+        }
+        long holderToken = taken;
+        try {
+            sentinels.awaitMasterChangedFrom(old, 1);
+            Await.until("the cacher answers from the new master", () -> {
+                try {
+                    cacher.lock(name + "-probe").isLocked();
+                    RedisInternals.renewNow(cacher);   // the cache renewed there, or found lost
+                    return true;
+                } catch (SynchronizerUnavailableException e) {
+                    return false;
+                }
+            });
+            boolean reportedLost = lost.stream().anyMatch(hold -> hold.fencingToken() == holderToken);
+            Background<Long> waiter = Background.start("asker", () -> {
+                while (true) {
+                    try {
+                        return lockAndUnlock(waiting);
+                    } catch (SynchronizerUnavailableException e) {
+                        // the failover is not over for this client yet
+                    }
+                }
+            });
+            if (reportedLost) {
+                assertThrows(LostHoldException.class, held::unlock);
+            } else {
+                held.unlock();
+            }
+            long waiterToken = waiter.get();
+            assertTrue(waiterToken > 0, "the other client gets the lock");
+            if (!reportedLost) {
+                assertTrue(waiterToken > holderToken, "token " + waiterToken + " above the holder's " + holderToken);
+            }
+            System.out.printf("master killed under a held cached lock: %s%n",
+                    reportedLost ? "the hold was lost and reported" : "the hold survived and was handed over");
+        } finally {
+            old.restart();
+            sentinels.awaitReplicas(2);
+        }
     }
 
     /* --------------- helpers --------------- */
