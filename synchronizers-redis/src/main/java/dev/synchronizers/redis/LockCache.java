@@ -283,6 +283,7 @@ final class LockCache {
     private Take reserveAndTake() {
         CacheBlockReply reply;
         String baseNow;
+        long sent = System.nanoTime();
         guard.lock();
         try {
             baseNow = base;
@@ -302,6 +303,25 @@ final class LockCache {
                 guard.unlock();
             }
             throw e;
+        }
+        // The new block's top is in the token key: counted like an acquisition's token (the cache's
+        // renewal after it, acknowledged, carries it to the replicas), or the cache is dropped.
+        boolean counts = false;
+        try {
+            counts = !reply.granted() || machinery.replicated(sent, Script.LOCK_CACHE_RENEW,
+                    keys.keysFor(Script.LOCK_CACHE_RENEW), Long.toString(machinery.leaseMillis), owner, baseNow);
+        } finally {
+            if (!counts) {
+                guard.lock();
+                try {
+                    dropLocked("its new block of tokens is not known to be replicated");
+                } finally {
+                    guard.unlock();
+                }
+            }
+        }
+        if (!counts) {
+            return null;
         }
         guard.lock();
         try {
@@ -431,6 +451,30 @@ final class LockCache {
             return null;
         }
         String newBase = Long.toString(reply.lo());
+        // Counted like any acquisition: not from a master switched away from, and, with replica
+        // acknowledgement, on as many replicas as asked; otherwise given back at once, and the
+        // caller acquires without the cache.
+        boolean counts = false;
+        try {
+            counts = machinery.replicated(sent, Script.LOCK_CACHE_RENEW, keys.keysFor(Script.LOCK_CACHE_RENEW),
+                    Long.toString(machinery.leaseMillis), owner, newBase);
+        } finally {
+            if (!counts) {
+                giveBackUncounted(newBase);
+            }
+        }
+        if (!counts) {
+            return null;
+        }
+        Take taken = registerTaken(reply, newBase, sent);
+        if (taken != null) {
+            // A switch between the check and the registration: renewed now, not at the next tick.
+            machinery.registeredAfterCheck(sent);
+        }
+        return taken;
+    }
+
+    private Take registerTaken(CacheBlockReply reply, String newBase, long sent) {
         guard.lock();
         try {
             // The take replaced whatever field of this client an unanswered one had left.
@@ -490,6 +534,7 @@ final class LockCache {
             guard.unlock();
         }
         boolean active = machinery.watchdog.unregister(ending);
+        machinery.releasing(() -> releaseCommand(giveBack));
         // Sent as a follow-up: unanswered, it is retried until Redis answers or a lease has passed
         // (token-checked by the base, so always safe), as unlock()'s release is.
         List<Object> reply = machinery.await(machinery.followUps.send(Script.LOCK_RELEASE,
@@ -633,6 +678,7 @@ final class LockCache {
             guard.unlock();
         }
         machinery.watchdog.unregister(ending);
+        machinery.releasing(() -> releaseCommand(giveBack));
         return releaseCommand(giveBack);
     }
 
@@ -736,7 +782,32 @@ final class LockCache {
                 && System.nanoTime() - lease.renewedNanos() + margin < TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis);
     }
 
+    /**
+     * Gives back a cache taken in Redis that does not count (see {@link Machinery#replicated}): at
+     * once, and if Redis does not answer, retried in the background (token-checked by the base).
+     */
+    private void giveBackUncounted(String cacheBase) {
+        log.debug("cached lock '{}': taken, but from a master that was switched away from, or acknowledged by"
+                + " fewer replicas than asked; giving it back", name);
+        machinery.releasing(() -> releaseCommand(cacheBase));
+        try {
+            machinery.await(releaseCommand(cacheBase), "give back the cached lock '" + name + "'");
+        } catch (RuntimeException e) {
+            sendGiveBack(cacheBase);
+        }
+    }
+
+    /**
+     * Gives a cache back in the background, retried until Redis answers or a lease has passed, and
+     * recorded to be sent again to a new master after a Sentinel switch, as a release is.
+     */
     private void giveBackQuietly(String cacheBase) {
+        machinery.releasing(() -> releaseCommand(cacheBase));
+        sendGiveBack(cacheBase);
+    }
+
+    /** Sends a give-back as a follow-up: retried until Redis answers or a lease has passed. */
+    private void sendGiveBack(String cacheBase) {
         machinery.followUps.send(Script.LOCK_RELEASE, "give back the cached lock '" + name + "'",
                 () -> releaseCommand(cacheBase), System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
     }

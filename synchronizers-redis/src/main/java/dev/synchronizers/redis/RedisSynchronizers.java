@@ -637,9 +637,13 @@ public final class RedisSynchronizers implements Synchronizers {
          *       another client's {@code getQueueLength()} (their own client counts them).</li>
          * </ul>
          *
-         * <p><b>Work in progress</b> (issue 25, docs/design/lock-caching.md): the metrics of a
-         * cached lock, and {@link #replicaAcks}, do not follow the contract with caching yet. Do not
-         * enable it in production.
+         * <p>On every topology: on a Redis Cluster the client's ask channel is a shard channel of
+         * its own slot, and follows that slot to another master; under Sentinel the client listens
+         * on the new master after a switch. With {@link #replicaAcks}, taking a lock into the cache
+         * in Redis is acknowledged by the replicas like any acquisition (the takes from the cache
+         * that follow write nothing and wait for nothing); after a Sentinel switch, the locks the
+         * client gave back during the last lease are given back again on the new master, as
+         * releases are.
          *
          * @param enabled whether to cache non-fair locks
          * @return this builder

@@ -16,7 +16,11 @@ import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.RedisCluster;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.MigrateArgs;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -254,6 +258,50 @@ class ClusterTest {
         holder.unlock();
 
         assertTrue(waiter.get(), "the waiter acquired");
+    }
+
+    /**
+     * A slot moved before a waiter subscribes, unseen by the waiter's client (its Lettuce client
+     * refreshes its view of the slots only when asked): its try follows the redirection, and its
+     * subscription, refused with {@code MOVED} by the slot's old master, is made on the new one
+     * after a refresh, so that the release wakes it. Before the fix the subscription was sent to
+     * the old master again and again until the command timeout, and the wait failed with
+     * SynchronizerUnavailableException.
+     */
+    @Test
+    void lock_slotMovedUnseenByTheWaitersClient_waiterSubscribesOnTheNewMaster() throws Exception {
+        String key = LockKeys.of(prefix, name).lock();
+        RedisServer from = cluster.masterOf(key);
+        RedisServer to = cluster.masters().stream().filter(m -> !m.equals(from)).findFirst().orElseThrow();
+        RedisClusterClient lettuce = RedisClusterClient.create(cluster.seedUris().stream().map(RedisURI::create)
+                .toList());
+        lettuce.setOptions(ClusterClientOptions.builder().topologyRefreshOptions(ClusterTopologyRefreshOptions
+                .builder().disableAllAdaptiveRefreshTriggers().enablePeriodicRefresh(false).build()).build());
+        RedisSynchronizers stale = RedisSynchronizers.builder().client(lettuce).keyPrefix(prefix)
+                .lease(Duration.ofSeconds(60)).commandTimeout(Duration.ofSeconds(2)).build();
+        try {
+            DistributedLock holder = client().lock(name);
+            DistributedLock waiting = stale.lock(name);
+            waiting.lock();   // the stale client knows the slot's master
+            waiting.unlock();
+            holder.lock();
+            cluster.moveSlot(cluster.slotOf(key), to);
+            Background<Boolean> waiter = Background.start("waiter", () -> {
+                boolean got = waiting.tryLock(60, TimeUnit.SECONDS);
+                if (got) {
+                    waiting.unlock();
+                }
+                return got;
+            });
+            Await.until("the waiter sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread())
+                    || !waiter.thread().isAlive());
+            holder.unlock();
+
+            assertTrue(waiter.get(), "the waiter acquired");
+        } finally {
+            stale.close();
+            lettuce.shutdown();
+        }
     }
 
     /** A semaphore's slot moved while a waiter waits for a permit: the release reaches it on the new master. */

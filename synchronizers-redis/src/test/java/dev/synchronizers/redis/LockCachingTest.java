@@ -16,6 +16,10 @@ import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
@@ -261,6 +265,49 @@ class LockCachingTest {
         long otherToken = other.fencingToken();
         other.unlock();
         assertTrue(otherToken > cached);
+    }
+
+    /**
+     * The ask message lost: the cacher's Pub/Sub connection is cut and cannot subscribe again (an
+     * ACL change takes its ask channel away, which disconnects it), so nobody listens on the ask
+     * channel when the other client asks. The waiting mark the other client's try left is seen by
+     * the cache's next renewal (a third of the short lease), which gives the idle cache back: the
+     * other client gets the lock, with a token above the cacher's.
+     */
+    @Test
+    void lock_byAnotherClient_askMessageLost_theRenewalGivesTheIdleCacheBack() throws Exception {
+        RedisServer server = redis.startManaged();
+        RedisCommands<String, String> admin = opened.commands(server.uri());
+        acl(admin, "SETUSER", "cacher", "on", ">cacher-secret", "~*", "&*", "+@all");
+        DistributedLock cacher = opened.add(RedisSynchronizers.builder()
+                .uri("redis://cacher:cacher-secret@" + server.host() + ":" + server.port()).keyPrefix(prefix)
+                .lease(SHORT_LEASE).lockCaching(true).build()).lock(name);
+        DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
+        cacher.lock();
+        long cached = cacher.fencingToken();
+        cacher.unlock();
+        String key = prefix + ":lock:{" + name + "}";
+        String field = admin.hkeys(key).stream().filter(f -> f.endsWith(":cache")).findFirst().orElseThrow();
+        String askChannel = LockKeys.askChannel(prefix, field.substring(0, field.length() - ":cache".length()));
+        Await.until("the cacher listens on its ask channel", () -> RedisState.subscribers(admin, askChannel) == 1);
+
+        // Only its lock channels left: the subscriber of the ask channel is disconnected and refused from now on.
+        acl(admin, "SETUSER", "cacher", "resetchannels", "&" + prefix + ":lock:*");
+        Await.until("nobody listens on the cacher's ask channel", () -> RedisState.subscribers(admin, askChannel) == 0);
+
+        assertTrue(other.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the lock");
+        long otherToken = other.fencingToken();
+        other.unlock();
+        assertTrue(otherToken > cached, "token " + otherToken + " above the cached block's " + cached);
+        assertEquals(0, RedisState.subscribers(admin, askChannel), "no ask message could have reached the cacher");
+    }
+
+    private static void acl(RedisCommands<String, String> admin, String... args) {
+        CommandArgs<String, String> command = new CommandArgs<>(StringCodec.UTF8);
+        for (String arg : args) {
+            command.add(arg);
+        }
+        admin.dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8), command);
     }
 
     /**

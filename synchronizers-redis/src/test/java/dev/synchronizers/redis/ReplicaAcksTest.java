@@ -10,6 +10,7 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.MasterReplica;
 import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.testkit.FaultProxy;
@@ -131,6 +132,59 @@ class ReplicaAcksTest {
             }
         }
         assertEquals(List.of(false, false, false, false, false), outcomes, "each wait's outcome");
+    }
+
+    /**
+     * With lock caching, the take of the lock in Redis as the client's cache is acknowledged like
+     * any acquisition: one WAIT (after the cache's renewal, on the side connection); the cached
+     * re-takes after it write nothing and send no WAIT.
+     */
+    @Test
+    void lockCaching_cacheTakeAcknowledgedOnceAndReTakesSendNoWait() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(master.uri()).keyPrefix(prefix)
+                .replicaAcks(1, Duration.ofSeconds(1)).lockCaching(true).build());
+        DistributedLock lock = client.lock(name);
+        lock.lock();   // loads the scripts, so that the counts below are one cache's
+        lock.unlock();
+        client.lock(name + "-warm").lock(1, TimeUnit.MINUTES);
+        client.lock(name + "-warm").unlock();
+        var admin = opened.commands(master.uri());
+        admin.configResetstat();
+
+        DistributedLock second = client.lock(name + "-second");
+        second.lock();
+        long first = second.fencingToken();
+        second.unlock();
+        for (int i = 0; i < 10; i++) {
+            second.lock();
+            assertTrue(second.fencingToken() > first);
+            first = second.fencingToken();
+            second.unlock();
+        }
+
+        String stats = admin.info("commandstats");
+        assertEquals(1, RedisState.calls(stats, "wait"), () -> "one WAIT, for the cache's take: " + stats);
+    }
+
+    /**
+     * With lock caching and more replicas asked than exist, the cache taken in Redis falls short:
+     * it is given back at once, the lock is not acquired, and nothing stays held. Before the fix,
+     * the cache take was never checked, and tryLock() returned true.
+     */
+    @Test
+    void lockCaching_moreReplicasThanExist_cacheGivenBackAndNotAcquired() throws Exception {
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(master.uri()).keyPrefix(prefix)
+                .replicaAcks(2, Duration.ofMillis(100)).lockCaching(true).build());
+        RedisSynchronizers plain = opened.add(RedisSynchronizers.builder().uri(master.uri()).keyPrefix(prefix)
+                .build());
+        DistributedLock lock = client.lock(name);
+
+        assertFalse(lock.tryLock(), "acquired although one replica of the two asked has it");
+        assertFalse(lock.tryLock(300, TimeUnit.MILLISECONDS));
+        assertFalse(lock.isHeldByCurrentThread());
+        assertFalse(plain.lock(name).isLocked(), "the unacknowledged cache was given back");
+        assertTrue(plain.lock(name).tryLock(), "another client without the requirement takes the lock");
+        plain.lock(name).unlock();
     }
 
     private static double shortAcquisitions(SimpleMeterRegistry registry) {

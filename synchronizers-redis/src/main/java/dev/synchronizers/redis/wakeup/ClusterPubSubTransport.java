@@ -70,8 +70,41 @@ public final class ClusterPubSubTransport implements PubSubTransport {
         this.listener = listener;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Subscribes on the master that owns the channel's slot in the client's view. If that view
+     * is behind the cluster's (the slot moved, and nothing has refreshed the view since), the node
+     * answers {@code MOVED}: the view is then refreshed, and the subscription made once more on the
+     * master it names now.
+     */
     @Override
     public CompletableFuture<Void> subscribe(String channel) {
+        return subscribeOnOwner(channel).exceptionallyCompose(failure -> {
+            if (closed || !redirected(failure)) {
+                return CompletableFuture.failedFuture(failure);
+            }
+            log.debug("wake-up channel {}: its slot moved unseen ({}); refreshing the view of the slots", channel,
+                    failure.toString());
+            // Off the I/O thread: subscribing on a master not connected yet opens a connection.
+            return refreshTopology.get().toCompletableFuture()
+                    .handleAsync((done, refreshFailure) -> null)
+                    .thenCompose(ignored -> subscribeOnOwner(channel));
+        });
+    }
+
+    /** Whether {@code failure} is a node's redirection ({@code MOVED}, {@code ASK}) to another. */
+    private static boolean redirected(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            String message = cause.getMessage();
+            if (message != null && (message.startsWith("MOVED ") || message.startsWith("ASK "))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private CompletableFuture<Void> subscribeOnOwner(String channel) {
         String owner;
         Node node;
         try {
