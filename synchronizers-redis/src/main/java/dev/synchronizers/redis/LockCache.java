@@ -68,6 +68,7 @@ final class LockCache {
         ABANDONED("abandoned", "the thread holding it ended without unlock()"),
         UNAVAILABLE("unavailable", "a reservation of tokens went unanswered"),
         LOST("lost", "Redis no longer has it"),
+        UNREPLICATED("unreplicated", "its new block of tokens is not known to be replicated"),
         CLOSE("close", "the client closes");
 
         final String tag;
@@ -314,7 +315,7 @@ final class LockCache {
             if (!counts) {
                 guard.lock();
                 try {
-                    dropLocked("its new block of tokens is not known to be replicated");
+                    dropLocked(Ending.UNREPLICATED);
                 } finally {
                     guard.unlock();
                 }

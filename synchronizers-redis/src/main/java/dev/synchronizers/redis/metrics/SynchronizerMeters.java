@@ -97,7 +97,8 @@ public interface SynchronizerMeters {
      *     condition's await gave it back), {@code bypass} (an acquisition that does not use the cache
      *     needed it in Redis), {@code expiring} (its lease could have run out by the local clock),
      *     {@code abandoned} (the thread inside ended without unlock), {@code unavailable} (Redis did
-     *     not answer a reservation of tokens), {@code lost} (Redis no longer had it), {@code close}
+     *     not answer a reservation of tokens), {@code lost} (Redis no longer had it), {@code unreplicated} (with replica acks, a new block of
+     *     tokens was not acknowledged), {@code close}
      */
     default void cacheEnded(String cause) {
     }
