@@ -104,6 +104,14 @@ final class LockCache {
     private long next;
     private long top;
     private boolean askedBack;
+    /**
+     * The last take released with the cache kept (its thread, token, and when, by
+     * {@link System#nanoTime()}): its {@code unlock()} made no round trip, so if the cache turns out
+     * lost, and the take ended after the cache was last known to be in Redis, it is reported then.
+     */
+    private long lastReleasedThreadId = -1;
+    private long lastReleasedToken = -1;
+    private long lastReleasedNanos;
     /** Whether the take inside gives the cache back at its release for a condition's await. */
     private boolean awaitGiveBack;
     /**
@@ -525,6 +533,9 @@ final class LockCache {
             if (!askedBack) {
                 phase = Phase.IDLE;
                 holderThreadId = -1;
+                lastReleasedThreadId = ClientContext.currentThreadId();
+                lastReleasedToken = take.token;
+                lastReleasedNanos = System.nanoTime();
                 return null;
             }
             giveBack = base;
@@ -716,6 +727,7 @@ final class LockCache {
     /** Told by the watchdog that the cache is lost in Redis: a take inside is lost with it. */
     private void lost(Watchdog.Lease which, LostHold.Cause cause) {
         Take inside;
+        LostHold unconfirmed = null;
         String mayStillBeThere;
         guard.lock();
         try {
@@ -724,6 +736,10 @@ final class LockCache {
             }
             inside = current;
             meters.cacheEnded(Ending.LOST.tag);
+            // A cache field that Redis had when a renewal ran was there without a break since it was
+            // taken (no script writes a cache field with an old base), so only a take that ended after
+            // the last confirmed renewal was sent may have overlapped another holder.
+            unconfirmed = inside == null ? unconfirmedLocked(which, cause) : null;
             // Unrenewable: renewals may have run without their replies coming back, so Redis may
             // still have it for most of a lease; ended by its base instead, which is always safe.
             mayStillBeThere = cause == LostHold.Cause.UNRENEWABLE ? base : null;
@@ -734,9 +750,12 @@ final class LockCache {
         if (mayStillBeThere != null) {
             giveBackQuietly(mayStillBeThere);
         }
-        if (inside == null) {
+        if (unconfirmed != null) {
+            machinery.listeners.report(unconfirmed);
+        } else if (inside == null) {
             log.debug("cached lock '{}': lost while idle ({})", name, cause);
-        } else if (inside.onLost != null) {
+        }
+        if (inside != null && inside.onLost != null) {
             inside.onLost.accept(cause);
         }
     }
@@ -747,13 +766,40 @@ final class LockCache {
         meters.cacheEnded(why.tag);
         String giveBack = base;
         Watchdog.Lease ending = lease;
+        LostHold unconfirmed = ending == null ? null : unconfirmedLocked(ending, LostHold.Cause.GONE);
         forgetLocked();
         if (ending != null) {
             machinery.watchdog.unregister(ending);
         }
         if (giveBack != null) {
-            giveBackQuietly(giveBack);
+            var reply = giveBackQuietly(giveBack);
+            if (unconfirmed != null) {
+                // Found gone by its give-back (forced, say, and told by the forcer's message).
+                reply.thenAccept(raw -> {
+                    if (!ReleaseReply.of(Script.LOCK_RELEASE, raw).released()) {
+                        machinery.listeners.report(unconfirmed);
+                    }
+                });
+            }
         }
+    }
+
+    /**
+     * The loss to report if the cache under {@code of} turns out gone: the last take released with
+     * the cache kept, if it ended after the cache was last known to be in Redis. Its {@code unlock()}
+     * made no round trip and returned normally, so it is told then, as a holder is told of a loss
+     * the watchdog finds, with the latest token taken (any earlier take since had a lower one). A
+     * cache field that Redis had when a renewal ran was there without a break since it was taken (no
+     * script writes a cache field with an old base), so a take that ended before that renewal was
+     * sent overlapped no other holder.
+     *
+     * @return the event, or null if there is nothing to report
+     */
+    private LostHold unconfirmedLocked(Watchdog.Lease of, LostHold.Cause cause) {
+        if (lastReleasedToken < 0 || lastReleasedNanos - of.renewedNanos() <= 0) {
+            return null;
+        }
+        return new LostHold(name, "lock", lastReleasedThreadId, lastReleasedToken, cause);
     }
 
     private void forgetLocked() {
@@ -771,6 +817,8 @@ final class LockCache {
         latestToken = -1;
         askedBack = false;
         awaitGiveBack = false;
+        lastReleasedThreadId = -1;
+        lastReleasedToken = -1;
         next = 0;
         top = -1;
     }
@@ -802,14 +850,18 @@ final class LockCache {
      * Gives a cache back in the background, retried until Redis answers or a lease has passed, and
      * recorded to be sent again to a new master after a Sentinel switch, as a release is.
      */
-    private void giveBackQuietly(String cacheBase) {
+    private java.util.concurrent.CompletionStage<List<Object>> giveBackQuietly(String cacheBase) {
         machinery.releasing(() -> releaseCommand(cacheBase));
-        sendGiveBack(cacheBase);
+        return sendGiveBack(cacheBase);
     }
 
-    /** Sends a give-back as a follow-up: retried until Redis answers or a lease has passed. */
-    private void sendGiveBack(String cacheBase) {
-        machinery.followUps.send(Script.LOCK_RELEASE, "give back the cached lock '" + name + "'",
+    /**
+     * Sends a give-back as a follow-up: retried until Redis answers or a lease has passed.
+     *
+     * @return the first send's reply
+     */
+    private java.util.concurrent.CompletionStage<List<Object>> sendGiveBack(String cacheBase) {
+        return machinery.followUps.send(Script.LOCK_RELEASE, "give back the cached lock '" + name + "'",
                 () -> releaseCommand(cacheBase), System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
     }
 

@@ -413,4 +413,82 @@ class LockCachingTest {
         cacher.unlock();
     }
 
+
+    /**
+     * A cache lost while idle (here its key deleted, as a failover to a replica that never had it
+     * would) after a thread took it and released it locally, with no round trip: the thread's
+     * {@code unlock()} returned normally, so the loss is reported to the listener when the watchdog
+     * finds it, with that thread and the token it had, never silently.
+     */
+    @Test
+    void cacheLostWhileIdle_afterALocalTakeSinceTheLastRenewal_isReportedWithThatTakesToken() throws Exception {
+        RedisServer server = redis.startManaged();
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(Duration.ofMinutes(10)).lockCaching(true).lostHoldListener(lost::add).build());
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        lock.unlock();
+        lock.lock();
+        long taken = lock.fencingToken();
+        lock.unlock();
+        opened.commands(server.uri()).del(prefix + ":lock:{" + name + "}");
+
+        RedisInternals.renewNow(client);
+
+        LostHold report = lost.poll(PATIENCE_SECONDS, TimeUnit.SECONDS);
+        assertEquals(LostHold.Cause.GONE, report == null ? null : report.cause(), () -> "report " + report);
+        assertEquals(taken, report.fencingToken(), "the last take's token");
+        assertEquals(ClientContext.currentThreadId(), report.threadId());
+    }
+
+    /**
+     * The same loss, when every take ended before a renewal confirmed the cache: nothing to report
+     * (the cache was in Redis throughout those takes), so no lost hold is reported.
+     */
+    @Test
+    void cacheLostWhileIdle_takesAllEndedBeforeARenewalConfirmedIt_reportsNothing() throws Exception {
+        RedisServer server = redis.startManaged();
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(Duration.ofMinutes(10)).lockCaching(true).lostHoldListener(lost::add).build());
+        DistributedLock lock = client.lock(name);
+        lock.lock();
+        lock.unlock();
+        lock.lock();
+        lock.unlock();
+        RedisInternals.renewNow(client);
+        opened.commands(server.uri()).del(prefix + ":lock:{" + name + "}");
+
+        RedisInternals.renewNow(client);
+        lock.lock();
+        lock.unlock();
+
+        assertEquals(null, lost.poll(), "no hold overlapped anyone");
+    }
+
+    /**
+     * Another client forces an idle cache free right after a local take of it ended: the cacher,
+     * told by the forcer's message, gives it back, finds it gone, and reports that take lost.
+     */
+    @Test
+    void forceUnlock_byAnotherClient_rightAfterALocalTake_reportsThatTakeLost() throws Exception {
+        RedisServer server = redis.startManaged();
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(Duration.ofMinutes(10)).lockCaching(true).lostHoldListener(lost::add).build()).lock(name);
+        DistributedLock other = client(server, Duration.ofMinutes(10), false).lock(name);
+        cacher.lock();
+        cacher.unlock();
+        cacher.lock();
+        long taken = cacher.fencingToken();
+        cacher.unlock();
+
+        assertTrue(other.forceUnlock());
+
+        LostHold report = lost.poll(PATIENCE_SECONDS, TimeUnit.SECONDS);
+        assertEquals(LostHold.Cause.GONE, report == null ? null : report.cause(), () -> "report " + report);
+        assertEquals(taken, report.fencingToken());
+    }
+
 }
