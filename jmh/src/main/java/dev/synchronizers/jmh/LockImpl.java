@@ -14,6 +14,7 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
@@ -33,6 +34,20 @@ public enum LockImpl {
         @Override
         public List<BenchLock> open(String uri, List<String> names, Duration lease) {
             RedisSynchronizers client = target(RedisSynchronizers.builder(), uri).lease(lease).build();
+            return handles(names, client::lock, client::close);
+        }
+    },
+
+    /**
+     * Our non-fair lock with lock caching on ({@code lockCaching(true)}): after its first {@code
+     * lock()} the client keeps the lock in Redis between its threads' holds, and a re-take with
+     * nobody else asking is local, without a round trip.
+     */
+    SYNCHRONIZERS_CACHING {
+        @Override
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            RedisSynchronizers client = target(RedisSynchronizers.builder(), uri).lease(lease).lockCaching(true)
+                    .build();
             return handles(names, client::lock, client::close);
         }
     },
@@ -124,6 +139,18 @@ public enum LockImpl {
                     name -> new org.redisson.RedissonRedLock(clients.stream().map(c -> c.getLock(name))
                             .toArray(org.redisson.api.RLock[]::new)),
                     () -> clients.forEach(RedissonClient::shutdown));
+        }
+    },
+
+    /**
+     * A {@link ReentrantLock} per name, no Redis at all: the local-memory limit of a lock in one
+     * JVM. Each {@code open} makes new locks, so two "clients" of it do not exclude each other: for
+     * the benchmarks with one client only (uncontended, many names).
+     */
+    JUC {
+        @Override
+        public List<BenchLock> open(String uri, List<String> names, Duration lease) {
+            return handles(names, name -> new ReentrantLock(), () -> { });
         }
     },
 

@@ -25,7 +25,9 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * connections and threads, so the score shows how well one client carries many independent locks:
  * lock+unlock operations per second of all threads together. Each iteration also prints a {@code
  * REDIS-STATS} line (see {@link LockContendedBenchmark}). The benchmark starts its own {@code
- * redis-server} on loopback.
+ * redis-server} on loopback. With {@code SYNCHRONIZERS_CACHING} each name stays cached by the client
+ * after its first operation, so its thread re-takes it locally; {@code JUC} (a {@code
+ * ReentrantLock} per name, no Redis) is the local-memory limit.
  *
  * <pre>java -jar jmh/target/benchmarks.jar LockManyNamesBenchmark -rf json -rff jmh-many-names.json</pre>
  *
@@ -35,7 +37,7 @@ public class LockManyNamesBenchmark extends RedisBenchmark {
 
     static final int THREADS = 16;
 
-    @Param({"SYNCHRONIZERS", "REDISSON", "FLOOR"})
+    @Param({"SYNCHRONIZERS", "SYNCHRONIZERS_CACHING", "REDISSON", "FLOOR", "JUC"})
     public LockImpl impl;
 
     private List<BenchLock> locks;

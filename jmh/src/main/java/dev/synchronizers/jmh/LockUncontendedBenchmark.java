@@ -15,13 +15,16 @@ import org.openjdk.jmh.annotations.TearDown;
  * {@link LockImpl}: for ours, two script calls and two round trips to a local {@code
  * redis-server} that the benchmark starts itself. Each iteration also prints a {@code
  * REDIS-STATS} line (see {@link LockContendedBenchmark}). {@code SYNCHRONIZERS_METERED} beside
- * {@code SYNCHRONIZERS} is the cost of metrics per operation.
+ * {@code SYNCHRONIZERS} is the cost of metrics per operation; {@code SYNCHRONIZERS_CACHING} takes
+ * the lock from the client's cache after the first operation (no round trip), and {@code JUC} (a
+ * {@code ReentrantLock}, no Redis) is the local-memory limit.
  *
  * <pre>java -jar jmh/target/benchmarks.jar LockUncontendedBenchmark -rf json -rff jmh-result.json</pre>
  */
 public class LockUncontendedBenchmark extends RedisBenchmark {
 
-    @Param({"SYNCHRONIZERS", "SYNCHRONIZERS_METERED", "SYNCHRONIZERS_FAIR", "REDISSON", "REDISSON_FAIR", "FLOOR"})
+    @Param({"SYNCHRONIZERS", "SYNCHRONIZERS_CACHING", "SYNCHRONIZERS_METERED", "SYNCHRONIZERS_FAIR", "REDISSON",
+            "REDISSON_FAIR", "FLOOR", "JUC"})
     public LockImpl impl;
 
     private BenchLock lock;

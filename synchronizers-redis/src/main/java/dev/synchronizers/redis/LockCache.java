@@ -136,6 +136,12 @@ final class LockCache {
      * rather than once per renewal of a cache taken straight back.
      */
     private long noCacheUntilNanos = System.nanoTime();
+    /**
+     * How long after its last renewal was sent the cache's lease is known live by the local clock:
+     * the lease less the margins of the watchdog's lost-hold verdict (the command timeout, and a
+     * twentieth of the lease up to 50 ms). Both are fixed for the client, so computed once.
+     */
+    private final long liveForNanos;
 
     LockCache(String name, LockKeys keys, Machinery machinery, SynchronizerMeters meters) {
         this.name = name;
@@ -143,6 +149,9 @@ final class LockCache {
         this.keys = keys;
         this.machinery = machinery;
         this.owner = Owner.cacheOf(machinery.clientId);
+        long leaseNanos = TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis);
+        this.liveForNanos = leaseNanos - (machinery.timeout.toNanos()
+                + Math.min(TimeUnit.MILLISECONDS.toNanos(50), leaseNanos / 20));
     }
 
     /** One thread's hold taken from the cache: its token, and its lease, a view of the cache's. */
@@ -825,10 +834,8 @@ final class LockCache {
 
     /** Whether the cache's lease is live by the local clock, with the margins the watchdog's lost-hold verdict uses. */
     private boolean leaseLive() {
-        long margin = machinery.timeout.toNanos() + Math.min(TimeUnit.MILLISECONDS.toNanos(50),
-                TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis) / 20);
         return lease != null && lease.endedBecause() == null
-                && System.nanoTime() - lease.renewedNanos() + margin < TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis);
+                && System.nanoTime() - lease.renewedNanos() < liveForNanos;
     }
 
     /**
