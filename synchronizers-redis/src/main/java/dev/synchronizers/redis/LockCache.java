@@ -86,6 +86,11 @@ final class LockCache {
     private final LockKeys keys;
     private final Machinery machinery;
     private final SynchronizerMeters meters;
+    /**
+     * Wakes the first of the client's threads waiting locally for this lock: one that found the
+     * cache held sleeps until a release wakes it, and a reservation that ends the cache is none.
+     */
+    private final Runnable wakeLocalLine;
     /** The cache's owner string in Redis: {@code <client-id>:cache}. */
     private final String owner;
     private final ReentrantLock guard = new ReentrantLock();
@@ -121,8 +126,9 @@ final class LockCache {
      */
     private long noCacheUntilNanos = System.nanoTime();
 
-    LockCache(String name, LockKeys keys, Machinery machinery, SynchronizerMeters meters) {
+    LockCache(String name, LockKeys keys, Machinery machinery, SynchronizerMeters meters, Runnable wakeLocalLine) {
         this.name = name;
+        this.wakeLocalLine = wakeLocalLine;
         this.meters = meters;
         this.keys = keys;
         this.machinery = machinery;
@@ -272,13 +278,33 @@ final class LockCache {
         }
     }
 
-    /** The block ran out: one round trip for the next, the cache held by this thread meanwhile. */
+    /**
+     * The block ran out: one round trip for the next, the cache held by this thread meanwhile. The
+     * answer settles only the cache it was asked for: if that one was lost meanwhile (and perhaps
+     * taken again, by another thread, as a new cache), it is left as it is. A reservation that
+     * takes nothing wakes the local line, whose first thread may have gone to sleep because the
+     * cache was held for the reservation.
+     */
     private Take reserveAndTake() {
+        Take take = null;
+        try {
+            take = reserveAndTakeOrNull();
+            return take;
+        } finally {
+            if (take == null) {
+                wakeLocalLine.run();
+            }
+        }
+    }
+
+    private Take reserveAndTakeOrNull() {
         CacheBlockReply reply;
         String baseNow;
+        Watchdog.Lease epoch;
         guard.lock();
         try {
             baseNow = base;
+            epoch = lease;
         } finally {
             guard.unlock();
         }
@@ -287,10 +313,16 @@ final class LockCache {
                     machinery.scripts.run(Script.LOCK_CACHE_RESERVE, keys.keysFor(Script.LOCK_CACHE_RESERVE), owner,
                             baseNow, Long.toString(machinery.cacheBlock)),
                     "reserve fencing tokens for the cached lock '" + name + "'"));
+            Runnable hook = machinery.reservationAnsweredForTests;
+            if (hook != null) {
+                hook.run();
+            }
         } catch (RuntimeException e) {
             guard.lock();
             try {
-                dropLocked(Ending.UNAVAILABLE);
+                if (reservingFor(epoch)) {
+                    dropLocked(Ending.UNAVAILABLE);
+                }
             } finally {
                 guard.unlock();
             }
@@ -298,7 +330,11 @@ final class LockCache {
         }
         guard.lock();
         try {
-            if (!reply.granted() || phase != Phase.HELD || !baseNow.equals(base)) {
+            if (!reservingFor(epoch)) {
+                // Lost meanwhile (lost() forgot it); whatever is cached now is another cache.
+                return null;
+            }
+            if (!reply.granted()) {
                 dropLocked(Ending.LOST);
                 return null;
             }
@@ -312,6 +348,11 @@ final class LockCache {
         } finally {
             guard.unlock();
         }
+    }
+
+    /** Whether the cache is still the one {@code epoch} is the lease of, held for this thread's reservation. */
+    private boolean reservingFor(Watchdog.Lease epoch) {
+        return phase == Phase.HELD && current == null && lease == epoch;
     }
 
     /**
@@ -328,6 +369,8 @@ final class LockCache {
                 return null;
             }
             phase = Phase.TAKING;
+            // An ask from now on is one for the cache being taken (its message may come before the take's reply).
+            askedBack = false;
         } finally {
             guard.unlock();
         }
@@ -432,7 +475,7 @@ final class LockCache {
             base = newBase;
             next = reply.lo();
             top = reply.hi();
-            askedBack = reply.askedBack();
+            askedBack |= reply.askedBack();
             Watchdog.Lease[] registered = new Watchdog.Lease[1];
             registered[0] = machinery.watchdog.register(Renewal.ofCache(Script.LOCK_CACHE_RENEW,
                     keys.keysFor(Script.LOCK_CACHE_RENEW), new String[] {owner, newBase}, sent,
@@ -590,7 +633,7 @@ final class LockCache {
         try {
             return switch (phase) {
                 case NONE -> "";
-                case TAKING -> ", cached by this client: being taken";
+                case TAKING -> ", cached by this client: being taken" + (askedBack ? ", asked back" : "");
                 case IDLE -> ", cached by this client: idle" + (askedBack ? ", asked back" : "");
                 case HELD -> ", cached by this client: held" + (askedBack ? ", asked back" : "");
             };

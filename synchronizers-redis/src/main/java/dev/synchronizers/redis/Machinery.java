@@ -76,6 +76,11 @@ final class Machinery extends ClientContext {
      * in tests ({@link RedisSynchronizers#cacheBlockForTests}), so that a block runs out after a few takes.
      */
     volatile long cacheBlock = LockCache.BLOCK;
+    /**
+     * Test hook ({@link RedisSynchronizers#onReservationAnsweredForTests}): run by a thread whose
+     * block reservation Redis answered, before it settles it under the cache's guard; null normally.
+     */
+    volatile Runnable reservationAnsweredForTests;
     /** This client's lock caches by lock key, for the asks that other clients send (lock-ask.lua). */
     private final Map<String, LockCache> caches = new ConcurrentHashMap<>();
     /** Whether this client listens on its ask channel; set once the subscription is confirmed. */

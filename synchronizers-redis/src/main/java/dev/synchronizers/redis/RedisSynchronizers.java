@@ -291,6 +291,17 @@ public final class RedisSynchronizers implements Synchronizers {
         machinery.cacheBlock = tokens;
     }
 
+    /**
+     * Test hook: makes every thread of this client whose block reservation for a cached lock Redis
+     * answered run {@code hook} before it settles that reservation, so that a test can make other
+     * things happen in between; null for none.
+     *
+     * @param hook what to run, on the reserving thread
+     */
+    void onReservationAnsweredForTests(Runnable hook) {
+        machinery.reservationAnsweredForTests = hook;
+    }
+
     @Override
     public String toString() {
         return "RedisSynchronizers[client " + machinery.clientId + ", prefix " + machinery.keyPrefix
