@@ -698,6 +698,25 @@ final class LockCache {
         reportAbandoned(abandoned);
     }
 
+    /**
+     * Looked at by the watchdog at every tick ({@link Machinery#checkAbandonedCaches}), as it looks
+     * at every hold's thread: a take whose thread ended without unlock() is reported
+     * {@code ABANDONED} and the cache given back, which wakes the client's threads waiting behind
+     * it (they sleep until the holder's release, and none will come).
+     */
+    void checkAbandoned() {
+        Take abandoned = null;
+        guard.lock();
+        try {
+            if (phase == Phase.HELD && current != null && !current.thread.isAlive()) {
+                abandoned = abandonLocked();
+            }
+        } finally {
+            guard.unlock();
+        }
+        reportAbandoned(abandoned);
+    }
+
     /** Told by the watchdog that the cache is lost in Redis: a take inside is lost with it. */
     private void lost(Watchdog.Lease which, LostHold.Cause cause) {
         Take inside;

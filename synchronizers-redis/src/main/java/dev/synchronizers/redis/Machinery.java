@@ -164,6 +164,16 @@ final class Machinery extends ClientContext {
         return (int) caches.values().stream().filter(LockCache::idle).count();
     }
 
+    /**
+     * Finds takes of this client's lock caches whose thread ended inside them (a watchdog chore,
+     * as the watchdog finds a hold's thread ended): each is reported abandoned and its cache given back.
+     */
+    void checkAbandonedCaches() {
+        for (LockCache cache : caches.values()) {
+            cache.checkAbandoned();
+        }
+    }
+
     /** Forgets {@code cache} as the cache of {@code lockKey}, unless another one took its place. */
     void notCaching(String lockKey, LockCache cache) {
         caches.remove(lockKey, cache);

@@ -106,6 +106,8 @@ public final class RedisSynchronizers implements Synchronizers {
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
         machinery.watchdog.everyTick(machinery.wakeups::checkHealth);
+        // A thread that ends inside a cached hold is found as one that ends inside a hold in Redis is.
+        machinery.watchdog.everyTick(machinery::checkAbandonedCaches);
         // Follow-ups that failed during an outage (releases, leaves, give-backs) go out as soon as
         // the connection is back, not a tick later: their holds keep others waiting meanwhile.
         topology.onReconnect(machinery.followUps::retryNow);

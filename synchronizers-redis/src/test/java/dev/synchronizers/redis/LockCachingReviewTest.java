@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LostHold;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
@@ -22,7 +23,9 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
@@ -195,6 +198,52 @@ class LockCachingReviewTest {
         assertEquals(0L, admin.exists(lockKey()), "the holder's unlock gave the cache back to the asker");
         assertTrue(other.tryLock(), "the other client gets the lock");
         other.unlock();
+    }
+
+    /**
+     * Finding: a thread that ended inside a cached hold left its client's waiting threads asleep
+     * for good. The first local waiter sleeps while a neighbour holds the lock, until that
+     * neighbour's release wakes it; the watchdog finds a thread that ends inside a hold in Redis
+     * (and wakes the waiter), but a cached hold's lease is the cache's, with no thread to watch,
+     * and the abandoned take was found only by a new arrival or an ask from another client. With
+     * neither, the waiter slept in lease-long naps for ever. Now the watchdog's tick looks at the
+     * threads of cached holds too.
+     */
+    @Test
+    void take_whoseThreadEnds_isFoundAtTheNextTickAndTheLocalWaiterGetsTheLock() throws Exception {
+        RedisServer server = redis.startManaged();
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        RedisSynchronizers cachingClient = opened.add(RedisSynchronizers.builder().uri(server.uri())
+                .keyPrefix(prefix).lease(LONG_LEASE).lockCaching(true).lostHoldListener(lost::add).build());
+        DistributedLock lock = cachingClient.lock(name);
+        CountDownLatch locked = new CountDownLatch(1);
+        CountDownLatch end = new CountDownLatch(1);
+        Background<Long> ending = Background.start("ends-holding", () -> {
+            lock.lock();
+            locked.countDown();
+            end.await();
+            return lock.fencingToken();
+        });
+        assertTrue(locked.await(PATIENCE_SECONDS, TimeUnit.SECONDS));
+        Background<Long> waiting = Background.start("waiting", () -> {
+            lock.lock();
+            try {
+                return lock.fencingToken();
+            } finally {
+                lock.unlock();
+            }
+        });
+        Await.until("the waiter sleeps behind the cached hold",
+                () -> LockSupport.getBlocker(waiting.thread()) instanceof WakeupDispatcher.Subscription);
+
+        end.countDown();
+        long abandonedToken = ending.get();
+        ending.thread().join();
+        cachingClient.renewNow();   // the watchdog's tick, run now rather than a third of the lease later
+        assertTrue(waiting.get() > abandonedToken, "the waiter gets the lock, with a token above the abandoned one");
+        LostHold report = lost.poll(PATIENCE_SECONDS, TimeUnit.SECONDS);
+        assertEquals(LostHold.Cause.ABANDONED, report == null ? null : report.cause(), () -> "report " + report);
+        assertEquals(abandonedToken, report.fencingToken());
     }
 
     /* --------------- helpers --------------- */
