@@ -34,8 +34,9 @@ import org.slf4j.LoggerFactory;
  * <p>The state is guarded by one {@link ReentrantLock}, held only for bookkeeping, never while
  * waiting for Redis (virtual threads).
  *
- * <p>A thread that ends inside a take is found when another client asks the cache back, or when a
- * thread of this client wants it: the take is reported {@code ABANDONED} and the cache given back.
+ * <p>A thread that ends inside a take is found when another client asks the cache back, when a
+ * thread of this client wants it, or at the watchdog's next tick ({@link #checkAbandoned}): the
+ * take is reported {@code ABANDONED} and the cache given back.
  *
  * <p>Another client asks for the lock by a message on this client's ask channel
  * ({@link Machinery#askBack}), and, should the message be lost, through the cache's next renewal.
