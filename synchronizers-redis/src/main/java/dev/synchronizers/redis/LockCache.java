@@ -34,8 +34,9 @@ import org.slf4j.LoggerFactory;
  * <p>The state is guarded by one {@link ReentrantLock}, held only for bookkeeping, never while
  * waiting for Redis (virtual threads).
  *
- * <p>A thread that ends inside a take is found when another client asks the cache back, or when a
- * thread of this client wants it: the take is reported {@code ABANDONED} and the cache given back.
+ * <p>A thread that ends inside a take is found when another client asks the cache back, when a
+ * thread of this client wants it, or at the watchdog's next tick ({@link #checkAbandoned}): the
+ * take is reported {@code ABANDONED} and the cache given back.
  *
  * <p>Another client asks for the lock by a message on this client's ask channel
  * ({@link Machinery#askBack}), and, should the message be lost, through the cache's next renewal.
@@ -94,6 +95,11 @@ final class LockCache {
     private final LockKeys keys;
     private final Machinery machinery;
     private final SynchronizerMeters meters;
+    /**
+     * Wakes the first of the client's threads waiting locally for this lock: one that found the
+     * cache held sleeps until a release wakes it, and a reservation that ends the cache is none.
+     */
+    private final Runnable wakeLocalLine;
     /** The cache's owner string in Redis: {@code <client-id>:cache}. */
     private final String owner;
     private final ReentrantLock guard = new ReentrantLock();
@@ -143,8 +149,9 @@ final class LockCache {
      */
     private final long liveForNanos;
 
-    LockCache(String name, LockKeys keys, Machinery machinery, SynchronizerMeters meters) {
+    LockCache(String name, LockKeys keys, Machinery machinery, SynchronizerMeters meters, Runnable wakeLocalLine) {
         this.name = name;
+        this.wakeLocalLine = wakeLocalLine;
         this.meters = meters;
         this.keys = keys;
         this.machinery = machinery;
@@ -297,14 +304,34 @@ final class LockCache {
         }
     }
 
-    /** The block ran out: one round trip for the next, the cache held by this thread meanwhile. */
+    /**
+     * The block ran out: one round trip for the next, the cache held by this thread meanwhile. The
+     * answer settles only the cache it was asked for: if that one was lost meanwhile (and perhaps
+     * taken again, by another thread, as a new cache), it is left as it is. A reservation that
+     * takes nothing wakes the local line, whose first thread may have gone to sleep because the
+     * cache was held for the reservation.
+     */
     private Take reserveAndTake() {
+        Take take = null;
+        try {
+            take = reserveAndTakeOrNull();
+            return take;
+        } finally {
+            if (take == null) {
+                wakeLocalLine.run();
+            }
+        }
+    }
+
+    private Take reserveAndTakeOrNull() {
         CacheBlockReply reply;
         String baseNow;
         long sent = System.nanoTime();
+        Watchdog.Lease epoch;
         guard.lock();
         try {
             baseNow = base;
+            epoch = lease;
         } finally {
             guard.unlock();
         }
@@ -313,10 +340,16 @@ final class LockCache {
                     machinery.scripts.run(Script.LOCK_CACHE_RESERVE, keys.keysFor(Script.LOCK_CACHE_RESERVE), owner,
                             baseNow, Long.toString(machinery.cacheBlock)),
                     "reserve fencing tokens for the cached lock '" + name + "'"));
+            Runnable hook = machinery.reservationAnsweredForTests;
+            if (hook != null) {
+                hook.run();
+            }
         } catch (RuntimeException e) {
             guard.lock();
             try {
-                dropLocked(Ending.UNAVAILABLE);
+                if (reservingFor(epoch)) {
+                    dropLocked(Ending.UNAVAILABLE);
+                }
             } finally {
                 guard.unlock();
             }
@@ -332,7 +365,9 @@ final class LockCache {
             if (!counts) {
                 guard.lock();
                 try {
-                    dropLocked(Ending.UNREPLICATED);
+                    if (reservingFor(epoch)) {
+                        dropLocked(Ending.UNREPLICATED);
+                    }
                 } finally {
                     guard.unlock();
                 }
@@ -343,7 +378,11 @@ final class LockCache {
         }
         guard.lock();
         try {
-            if (!reply.granted() || phase != Phase.HELD || !baseNow.equals(base)) {
+            if (!reservingFor(epoch)) {
+                // Lost meanwhile (lost() forgot it); whatever is cached now is another cache.
+                return null;
+            }
+            if (!reply.granted()) {
                 dropLocked(Ending.LOST);
                 return null;
             }
@@ -357,6 +396,11 @@ final class LockCache {
         } finally {
             guard.unlock();
         }
+    }
+
+    /** Whether the cache is still the one {@code epoch} is the lease of, held for this thread's reservation. */
+    private boolean reservingFor(Watchdog.Lease epoch) {
+        return phase == Phase.HELD && current == null && lease == epoch;
     }
 
     /**
@@ -376,6 +420,8 @@ final class LockCache {
                 return null;
             }
             phase = Phase.TAKING;
+            // An ask from now on is one for the cache being taken (its message may come before the take's reply).
+            askedBack = false;
         } finally {
             guard.unlock();
         }
@@ -505,7 +551,7 @@ final class LockCache {
             base = newBase;
             next = reply.lo();
             top = reply.hi();
-            askedBack = reply.askedBack();
+            askedBack |= reply.askedBack();
             Watchdog.Lease[] registered = new Watchdog.Lease[1];
             registered[0] = machinery.watchdog.register(Renewal.ofCache(Script.LOCK_CACHE_RENEW,
                     keys.keysFor(Script.LOCK_CACHE_RENEW), new String[] {owner, newBase}, sent,
@@ -667,7 +713,7 @@ final class LockCache {
         try {
             return switch (phase) {
                 case NONE -> "";
-                case TAKING -> ", cached by this client: being taken";
+                case TAKING -> ", cached by this client: being taken" + (askedBack ? ", asked back" : "");
                 case IDLE -> ", cached by this client: idle" + (askedBack ? ", asked back" : "");
                 case HELD -> ", cached by this client: held" + (askedBack ? ", asked back" : "");
             };
@@ -733,6 +779,25 @@ final class LockCache {
         reportAbandoned(abandoned);
     }
 
+    /**
+     * Looked at by the watchdog at every tick ({@link Machinery#checkAbandonedCaches}), as it looks
+     * at every hold's thread: a take whose thread ended without unlock() is reported
+     * {@code ABANDONED} and the cache given back, which wakes the client's threads waiting behind
+     * it (they sleep until the holder's release, and none will come).
+     */
+    void checkAbandoned() {
+        Take abandoned = null;
+        guard.lock();
+        try {
+            if (phase == Phase.HELD && current != null && !current.thread.isAlive()) {
+                abandoned = abandonLocked();
+            }
+        } finally {
+            guard.unlock();
+        }
+        reportAbandoned(abandoned);
+    }
+
     /** Told by the watchdog that the cache is lost in Redis: a take inside is lost with it. */
     private void lost(Watchdog.Lease which, LostHold.Cause cause) {
         Take inside;
@@ -767,6 +832,9 @@ final class LockCache {
         if (inside != null && inside.onLost != null) {
             inside.onLost.accept(cause);
         }
+        // A thread of this client that waits behind the cache sleeps until a release; a release
+        // racing this loss may find the cache forgotten and wake nobody.
+        wakeLocalLine.run();
     }
 
     /** Drops an idle cache: no more local takes; given back in Redis in the background. */

@@ -76,6 +76,11 @@ final class Machinery extends ClientContext {
      * in tests ({@link RedisSynchronizers#cacheBlockForTests}), so that a block runs out after a few takes.
      */
     volatile long cacheBlock = LockCache.BLOCK;
+    /**
+     * Test hook ({@link RedisSynchronizers#onReservationAnsweredForTests}): run by a thread whose
+     * block reservation Redis answered, before it settles it under the cache's guard; null normally.
+     */
+    volatile Runnable reservationAnsweredForTests;
     /** This client's lock caches by lock key, for the asks that other clients send (lock-ask.lua). */
     private final Map<String, LockCache> caches = new ConcurrentHashMap<>();
     /** Whether this client listens on its ask channel; set once the subscription is confirmed. */
@@ -157,6 +162,16 @@ final class Machinery extends ClientContext {
     /** How many locks this client caches with no thread inside, for leak checks. */
     int idleCaches() {
         return (int) caches.values().stream().filter(LockCache::idle).count();
+    }
+
+    /**
+     * Finds takes of this client's lock caches whose thread ended inside them (a watchdog chore,
+     * as the watchdog finds a hold's thread ended): each is reported abandoned and its cache given back.
+     */
+    void checkAbandonedCaches() {
+        for (LockCache cache : caches.values()) {
+            cache.checkAbandoned();
+        }
     }
 
     /** Forgets {@code cache} as the cache of {@code lockKey}, unless another one took its place. */

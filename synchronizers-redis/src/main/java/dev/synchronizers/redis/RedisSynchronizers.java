@@ -106,6 +106,8 @@ public final class RedisSynchronizers implements Synchronizers {
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
         machinery.watchdog.everyTick(machinery.wakeups::checkHealth);
+        // A thread that ends inside a cached hold is found as one that ends inside a hold in Redis is.
+        machinery.watchdog.everyTick(machinery::checkAbandonedCaches);
         // Follow-ups that failed during an outage (releases, leaves, give-backs) go out as soon as
         // the connection is back, not a tick later: their holds keep others waiting meanwhile.
         topology.onReconnect(machinery.followUps::retryNow);
@@ -289,6 +291,17 @@ public final class RedisSynchronizers implements Synchronizers {
             throw new IllegalArgumentException("tokens must be >= 1: " + tokens);
         }
         machinery.cacheBlock = tokens;
+    }
+
+    /**
+     * Test hook: makes every thread of this client whose block reservation for a cached lock Redis
+     * answered run {@code hook} before it settles that reservation, so that a test can make other
+     * things happen in between; null for none.
+     *
+     * @param hook what to run, on the reserving thread
+     */
+    void onReservationAnsweredForTests(Runnable hook) {
+        machinery.reservationAnsweredForTests = hook;
     }
 
     @Override

@@ -91,7 +91,8 @@ final class ServerLockBackend extends LockBackend {
         super(name, policy.kind, keys, machinery, policy.localQueue);
         this.policy = policy;
         this.machinery = machinery;
-        this.cache = policy == LockPolicy.NONFAIR && machinery.lockCaching ? new LockCache(name, keys, machinery, meters) : null;
+        this.cache = policy == LockPolicy.NONFAIR && machinery.lockCaching ? new LockCache(name, keys, machinery, meters, () -> acquirer.wakeHead())
+                : null;
     }
 
     /** Makes {@code other} this lock's other half: the two share keys, so a force ends both halves' holds. */
