@@ -35,7 +35,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Lock caching ({@code RedisSynchronizers.Builder.lockCaching(true)}; docs/design/lock-caching.md):
  * a re-take by the client that caches the lock makes no round trip, another client gets the lock
  * after asking it back, and fencing tokens strictly increase across cached re-takes and hand-overs
- * between clients. The first tests of the feature; the contract suite does not run with caching yet.
+ * between clients. The contract suite runs with caching too (Kind.CACHED_LOCK); these are the tests of what only a cached lock does.
  */
 @Tag("redis")
 @ExtendWith(SynchronizersExtension.class)
