@@ -446,6 +446,25 @@ final class LockCache {
     }
 
     /**
+     * The cache's state for {@code toString()}: {@code held}, {@code idle}, {@code being taken}
+     * ({@code , asked back} added once asked), or null while nothing is cached. No network call.
+     */
+    String describe() {
+        guard.lock();
+        try {
+            String state = switch (phase) {
+                case NONE -> null;
+                case TAKING -> "being taken";
+                case IDLE -> "idle";
+                case HELD -> "held";
+            };
+            return state == null || !askedBack ? state : state + ", asked back";
+        } finally {
+            guard.unlock();
+        }
+    }
+
+    /**
      * Gives an idle cache back because the client closes: sends the give-back and returns its
      * reply, for the closing client to await (all caches' at once). A held one is left to its
      * lease, as a thread's hold is.

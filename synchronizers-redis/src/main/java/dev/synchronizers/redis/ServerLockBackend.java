@@ -718,6 +718,13 @@ final class ServerLockBackend extends LockBackend {
 
     /* --------------- queries --------------- */
 
+    /** With caching on, what this client's cache of the lock is now, e.g. {@code ", cached by this client: idle"}. */
+    @Override
+    String describe() {
+        String cached = cache == null ? null : cache.describe();
+        return cached == null ? "" : ", cached by this client: " + cached;
+    }
+
     @Override
     boolean isLocked() {
         // This client's cache answers without a round trip: nobody else holds a lock it caches.

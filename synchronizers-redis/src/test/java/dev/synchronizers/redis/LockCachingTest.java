@@ -319,6 +319,22 @@ class LockCachingTest {
         assertTrue(other.isLocked(), "another client's cache keeps this client out until asked back");
     }
 
+    /** toString() says what the client's cache of the lock is (the soak tells cached holds by it), without a round trip. */
+    @Test
+    void toString_showsTheCachesState() throws Exception {
+        RedisServer server = redis.startManaged();
+        DistributedLock cacher = client(server, LONG_LEASE, true).lock(name);
+        DistributedLock plain = client(server, LONG_LEASE, false).lock(name + "-plain");
+        assertFalse(cacher.toString().contains("cached"), cacher.toString());
+        cacher.lock();
+        assertTrue(cacher.toString().contains("cached by this client: held"), cacher.toString());
+        cacher.unlock();
+        assertTrue(cacher.toString().contains("cached by this client: idle"), cacher.toString());
+        plain.lock();
+        assertFalse(plain.toString().contains("cached"), plain.toString());
+        plain.unlock();
+    }
+
     /** close() gives back what the client caches idle, so that another client takes it at once. */
     @Test
     void close_givesIdleCachesBack() throws Exception {
