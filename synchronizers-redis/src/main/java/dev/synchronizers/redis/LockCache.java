@@ -36,6 +36,13 @@ import org.slf4j.LoggerFactory;
  * <p>Another client asks for the lock by a message on this client's ask channel
  * ({@link Machinery#askBack}), and, should the message be lost, through the cache's next renewal.
  *
+ * <p>A take released locally is confirmed only by the cache's next renewal (or give-back) that
+ * finds the cache in Redis: until then Redis may have lost the cache during the take, e.g. to
+ * {@code forceUnlock()} by another client, which the client learns only at that next call (design
+ * note, section 3). So the takes released since the start of the last renewal that confirmed the
+ * cache are kept ({@link #UNCONFIRMED_LIMIT} at most), and reported lost with the cache if it turns
+ * out lost: a holder whose hold may have overlapped another client's always hears of it, if late.
+ *
  * <p>Not yet done (see the design note, section 9): conditions, {@code isLocked()} and snapshots
  * of a cached lock.
  */
@@ -45,6 +52,12 @@ final class LockCache {
 
     /** How many fencing tokens one reservation gives: a second of the server's clock. */
     static final long BLOCK = 1L << 20;
+
+    /**
+     * How many released takes not yet confirmed by a renewal are kept to be reported should the
+     * cache turn out lost; past it the oldest are forgotten (and would go unreported).
+     */
+    static final int UNCONFIRMED_LIMIT = 4096;
 
     /** TAKING: one thread of the client takes it in Redis; the others wait for it locally. */
     private enum Phase { NONE, TAKING, IDLE, HELD }
@@ -66,6 +79,11 @@ final class LockCache {
     private Watchdog.Lease lease;
     /** The take inside, while held. */
     private Take current;
+    /**
+     * The takes of this cache released since the start of the last renewal that confirmed it, oldest
+     * first: reported lost with the cache, since Redis may have lost it while they were held.
+     */
+    private final java.util.ArrayDeque<Take> unconfirmed = new java.util.ArrayDeque<>();
     /**
      * Until when, by {@link System#nanoTime()}, the client does not cache the lock again after
      * giving it back to a client that asked: a lease. Its threads take plain holds meanwhile, each
@@ -90,6 +108,8 @@ final class LockCache {
         /** The thread that took it: if it ends inside, the take is abandoned. */
         private final Thread thread = Thread.currentThread();
         private volatile Consumer<LostHold.Cause> onLost;
+        /** When its holder released it locally, by {@link System#nanoTime()}. */
+        private long releasedNanos;
 
         private Take(long token, Watchdog.Lease of) {
             this.token = token;
@@ -347,6 +367,7 @@ final class LockCache {
     LostHold.Cause release(Take take) {
         String giveBack;
         Watchdog.Lease ending;
+        List<Take> suspects;
         guard.lock();
         try {
             if (current != take || phase != Phase.HELD) {
@@ -358,10 +379,12 @@ final class LockCache {
             }
             if (!askedBack) {
                 phase = Phase.IDLE;
+                keepUnconfirmedLocked(take);
                 return null;
             }
             giveBack = base;
             ending = lease;
+            suspects = unconfirmedLocked();
             forgetLocked();
         } finally {
             guard.unlock();
@@ -374,7 +397,11 @@ final class LockCache {
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis)),
                 "give back the cached lock '" + name + "' (retried until Redis answers, and it expires with its"
                         + " lease at the latest)");
-        return active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released() ? null : LostHold.Cause.GONE;
+        if (active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released()) {
+            return null;
+        }
+        reportLost(suspects, LostHold.Cause.GONE);
+        return LostHold.Cause.GONE;
     }
 
     /**
@@ -522,16 +549,19 @@ final class LockCache {
     /** Told by the watchdog that the cache is lost in Redis: a take inside is lost with it. */
     private void lost(Watchdog.Lease which, LostHold.Cause cause) {
         Take inside;
+        List<Take> suspects;
         guard.lock();
         try {
             if (which != lease) {
                 return;
             }
             inside = current;
+            suspects = unconfirmedLocked();
             forgetLocked();
         } finally {
             guard.unlock();
         }
+        reportLost(suspects, cause);
         if (inside == null) {
             log.debug("cached lock '{}': lost while idle ({})", name, cause);
         } else if (inside.onLost != null) {
@@ -544,12 +574,48 @@ final class LockCache {
         log.debug("cached lock '{}': giving it back, {}", name, why);
         String giveBack = base;
         Watchdog.Lease ending = lease;
+        List<Take> suspects = unconfirmedLocked();
         forgetLocked();
-        if (ending != null) {
-            machinery.watchdog.unregister(ending);
-        }
+        boolean active = ending != null && machinery.watchdog.unregister(ending);
         if (giveBack != null) {
-            giveBackQuietly(giveBack);
+            // Told on the watchdog's executor, never on an I/O thread (listeners may run there).
+            giveBackQuietly(giveBack).thenAcceptAsync(reply -> {
+                if (!active || !ReleaseReply.of(Script.LOCK_RELEASE, reply).released()) {
+                    reportLost(suspects, LostHold.Cause.GONE);
+                }
+            }, machinery.watchdog.executor());
+        }
+    }
+
+    /**
+     * Keeps a take just released, to be reported should the cache turn out lost, and forgets those
+     * released before the start of the last renewal that confirmed the cache.
+     */
+    private void keepUnconfirmedLocked(Take take) {
+        take.releasedNanos = System.nanoTime();
+        long confirmed = lease.renewedNanos();
+        while (!unconfirmed.isEmpty()
+                && (unconfirmed.peekFirst().releasedNanos - confirmed < 0 || unconfirmed.size() >= UNCONFIRMED_LIMIT)) {
+            unconfirmed.pollFirst();
+        }
+        unconfirmed.addLast(take);
+    }
+
+    /** The released takes the cache's loss may have overlapped: those after its last confirmation. */
+    private List<Take> unconfirmedLocked() {
+        if (lease == null) {
+            return List.of();
+        }
+        long confirmed = lease.renewedNanos();
+        return unconfirmed.stream().filter(take -> take.releasedNanos - confirmed >= 0).toList();
+    }
+
+    /** Tells the holders of released takes that the cache they came from was lost, perhaps while they held it. */
+    private void reportLost(List<Take> released, LostHold.Cause cause) {
+        for (Take take : released) {
+            if (take.onLost != null) {
+                take.onLost.accept(cause);
+            }
         }
     }
 
@@ -564,6 +630,7 @@ final class LockCache {
         base = null;
         lease = null;
         current = null;
+        unconfirmed.clear();
         askedBack = false;
         next = 0;
         top = -1;
@@ -577,8 +644,8 @@ final class LockCache {
                 && System.nanoTime() - lease.renewedNanos() + margin < TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis);
     }
 
-    private void giveBackQuietly(String cacheBase) {
-        machinery.followUps.send(Script.LOCK_RELEASE, "give back the cached lock '" + name + "'",
+    private java.util.concurrent.CompletionStage<List<Object>> giveBackQuietly(String cacheBase) {
+        return machinery.followUps.send(Script.LOCK_RELEASE, "give back the cached lock '" + name + "'",
                 () -> releaseCommand(cacheBase), System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
     }
 

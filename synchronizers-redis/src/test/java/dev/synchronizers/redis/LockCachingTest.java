@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LockHandle;
 import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
@@ -333,6 +334,35 @@ class LockCachingTest {
         plain.lock();
         assertFalse(plain.toString().contains("cached"), plain.toString());
         plain.unlock();
+    }
+
+    /**
+     * forceUnlock() by another client deletes the cache in Redis at once; the cacher learns of it at
+     * its next renewal. A cached hold across the force, released locally before then (no round trip
+     * to notice anything), overlapped the other client's hold: its holder is still told, by the
+     * lost-hold listener once the cacher learns, with the hold's own token (design section 3).
+     */
+    @Test
+    void forceUnlock_byAnotherClient_cachedHoldReleasedBeforeTheCacherLearns_isReportedLost() throws Exception {
+        RedisServer server = redis.startManaged();
+        BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
+        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(SHORT_LEASE).lockCaching(true).lostHoldListener(lost::add).build()).lock(name);
+        DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
+        cacher.lock();
+        long forcedToken = cacher.fencingToken();
+
+        assertTrue(other.forceUnlock());
+        assertTrue(other.tryLock(), "the other client takes the forced lock");
+        try {
+            cacher.unlock();   // the cacher may not know yet: a local release
+        } catch (LostHoldException e) {
+            // its renewal came first and told it at once: the listener heard too
+        }
+
+        LostHold report = lost.poll(PATIENCE_SECONDS, TimeUnit.SECONDS);
+        assertEquals(forcedToken, report == null ? null : report.fencingToken(), () -> "report " + report);
+        other.unlock();
     }
 
     /** close() gives back what the client caches idle, so that another client takes it at once. */
