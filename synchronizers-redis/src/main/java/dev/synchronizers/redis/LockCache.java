@@ -501,6 +501,7 @@ final class LockCache {
     java.util.concurrent.CompletionStage<List<Object>> giveBackOnClose() {
         String giveBack;
         Watchdog.Lease ending;
+        List<Take> suspects;
         guard.lock();
         try {
             if (phase != Phase.IDLE) {
@@ -508,12 +509,20 @@ final class LockCache {
             }
             giveBack = base;
             ending = lease;
+            suspects = unconfirmedLocked();
             forgetLocked();
         } finally {
             guard.unlock();
         }
-        machinery.watchdog.unregister(ending);
-        return releaseCommand(giveBack);
+        boolean active = machinery.watchdog.unregister(ending);
+        // A cache found gone tells the takes it did not confirm, as a renewal would (on the
+        // watchdog's executor, which the closing client stops only after these replies).
+        return releaseCommand(giveBack).thenApplyAsync(reply -> {
+            if (!active || !ReleaseReply.of(Script.LOCK_RELEASE, reply).released()) {
+                reportLost(suspects, LostHold.Cause.GONE);
+            }
+            return reply;
+        }, machinery.watchdog.executor());
     }
 
     /** Whether the client may take the lock in Redis as its cache now: not for a lease after an ask. */
