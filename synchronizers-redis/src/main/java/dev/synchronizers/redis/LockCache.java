@@ -52,6 +52,13 @@ import org.slf4j.LoggerFactory;
  * and gives the cache back by its base; so does a cache the watchdog can no longer vouch for
  * ({@code UNRENEWABLE}), which Redis may still have. Every give-back is a follow-up retried until
  * Redis answers or a lease has passed.
+ *
+ * <p>A take released locally is confirmed only by the cache's next renewal (or give-back) that
+ * finds the cache in Redis: until then Redis may have lost the cache during the take, e.g. to
+ * {@code forceUnlock()} by another client, which the client learns only at that next call (design
+ * note, section 3). So the takes released since the start of the last renewal that confirmed the
+ * cache are kept ({@link #UNCONFIRMED_LIMIT} at most), and reported lost with the cache if it turns
+ * out lost: a holder whose hold may have overlapped another client's always hears of it, if late.
  */
 final class LockCache {
 
@@ -88,6 +95,12 @@ final class LockCache {
     record Refusal(Attempt asTry, String askedCacher) {
     }
 
+    /**
+     * How many released takes not yet confirmed by a renewal are kept to be reported should the
+     * cache turn out lost; past it the oldest are forgotten (and would go unreported).
+     */
+    static final int UNCONFIRMED_LIMIT = 4096;
+
     /** TAKING: one thread of the client takes it in Redis; the others wait for it locally. */
     private enum Phase { NONE, TAKING, IDLE, HELD }
 
@@ -110,14 +123,6 @@ final class LockCache {
     private long next;
     private long top;
     private boolean askedBack;
-    /**
-     * The last take released with the cache kept (its thread, token, and when, by
-     * {@link System#nanoTime()}): its {@code unlock()} made no round trip, so if the cache turns out
-     * lost, and the take ended after the cache was last known to be in Redis, it is reported then.
-     */
-    private long lastReleasedThreadId = -1;
-    private long lastReleasedToken = -1;
-    private long lastReleasedNanos;
     /** Whether the take inside gives the cache back at its release for a condition's await. */
     private boolean awaitGiveBack;
     /**
@@ -135,6 +140,11 @@ final class LockCache {
      */
     private long holderThreadId = -1;
     private long latestToken = -1;
+    /**
+     * The takes of this cache released since the start of the last renewal that confirmed it, oldest
+     * first: reported lost with the cache, since Redis may have lost it while they were held.
+     */
+    private final java.util.ArrayDeque<Take> unconfirmed = new java.util.ArrayDeque<>();
     /**
      * Until when, by {@link System#nanoTime()}, the client does not cache the lock again after
      * giving it back to a client that asked: a lease. Its threads take plain holds meanwhile, each
@@ -170,6 +180,8 @@ final class LockCache {
         /** The thread that took it: if it ends inside, the take is abandoned. */
         private final Thread thread = Thread.currentThread();
         private volatile Consumer<LostHold.Cause> onLost;
+        /** When its holder released it locally, by {@link System#nanoTime()}. */
+        private long releasedNanos;
 
         private Take(long token, Watchdog.Lease of) {
             this.token = token;
@@ -576,6 +588,7 @@ final class LockCache {
     LostHold.Cause release(Take take) {
         String giveBack;
         Watchdog.Lease ending;
+        List<Take> suspects;
         guard.lock();
         try {
             if (current != take || phase != Phase.HELD) {
@@ -588,14 +601,13 @@ final class LockCache {
             if (!askedBack) {
                 phase = Phase.IDLE;
                 holderThreadId = -1;
-                lastReleasedThreadId = ClientContext.currentThreadId();
-                lastReleasedToken = take.token;
-                lastReleasedNanos = System.nanoTime();
+                keepUnconfirmedLocked(take);
                 return null;
             }
             giveBack = base;
             ending = lease;
             meters.cacheEnded(awaitGiveBack ? Ending.AWAIT.tag : Ending.ASKED.tag);
+            suspects = unconfirmedLocked();
             forgetLocked();
         } finally {
             guard.unlock();
@@ -609,7 +621,11 @@ final class LockCache {
                 System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis)),
                 "give back the cached lock '" + name + "' (retried until Redis answers, and it expires with its"
                         + " lease at the latest)");
-        return active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released() ? null : LostHold.Cause.GONE;
+        if (active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released()) {
+            return null;
+        }
+        reportLost(suspects, LostHold.Cause.GONE);
+        return LostHold.Cause.GONE;
     }
 
     /**
@@ -732,6 +748,7 @@ final class LockCache {
     java.util.concurrent.CompletionStage<List<Object>> giveBackOnClose() {
         String giveBack;
         Watchdog.Lease ending;
+        List<Take> suspects;
         guard.lock();
         try {
             if (phase != Phase.IDLE) {
@@ -740,13 +757,21 @@ final class LockCache {
             giveBack = base;
             ending = lease;
             meters.cacheEnded(Ending.CLOSE.tag);
+            suspects = unconfirmedLocked();
             forgetLocked();
         } finally {
             guard.unlock();
         }
-        machinery.watchdog.unregister(ending);
         machinery.releasing(() -> releaseCommand(giveBack));
-        return releaseCommand(giveBack);
+        boolean active = machinery.watchdog.unregister(ending);
+        // A cache found gone tells the takes it did not confirm, as a renewal would (on the
+        // watchdog's executor, which the closing client stops only after these replies).
+        return releaseCommand(giveBack).thenApplyAsync(reply -> {
+            if (!active || !ReleaseReply.of(Script.LOCK_RELEASE, reply).released()) {
+                reportLost(suspects, LostHold.Cause.GONE);
+            }
+            return reply;
+        }, machinery.watchdog.executor());
     }
 
     /** Whether the client may take the lock in Redis as its cache now: not for a lease after an ask. */
@@ -801,7 +826,7 @@ final class LockCache {
     /** Told by the watchdog that the cache is lost in Redis: a take inside is lost with it. */
     private void lost(Watchdog.Lease which, LostHold.Cause cause) {
         Take inside;
-        LostHold unconfirmed = null;
+        List<Take> suspects;
         String mayStillBeThere;
         guard.lock();
         try {
@@ -810,10 +835,7 @@ final class LockCache {
             }
             inside = current;
             meters.cacheEnded(Ending.LOST.tag);
-            // A cache field that Redis had when a renewal ran was there without a break since it was
-            // taken (no script writes a cache field with an old base), so only a take that ended after
-            // the last confirmed renewal was sent may have overlapped another holder.
-            unconfirmed = inside == null ? unconfirmedLocked(which, cause) : null;
+            suspects = unconfirmedLocked();
             // Unrenewable: renewals may have run without their replies coming back, so Redis may
             // still have it for most of a lease; ended by its base instead, which is always safe.
             mayStillBeThere = cause == LostHold.Cause.UNRENEWABLE ? base : null;
@@ -824,9 +846,8 @@ final class LockCache {
         if (mayStillBeThere != null) {
             giveBackQuietly(mayStillBeThere);
         }
-        if (unconfirmed != null) {
-            machinery.listeners.report(unconfirmed);
-        } else if (inside == null) {
+        reportLost(suspects, cause);
+        if (inside == null) {
             log.debug("cached lock '{}': lost while idle ({})", name, cause);
         }
         if (inside != null && inside.onLost != null) {
@@ -843,40 +864,49 @@ final class LockCache {
         meters.cacheEnded(why.tag);
         String giveBack = base;
         Watchdog.Lease ending = lease;
-        LostHold unconfirmed = ending == null ? null : unconfirmedLocked(ending, LostHold.Cause.GONE);
+        List<Take> suspects = unconfirmedLocked();
         forgetLocked();
-        if (ending != null) {
-            machinery.watchdog.unregister(ending);
-        }
+        boolean active = ending != null && machinery.watchdog.unregister(ending);
         if (giveBack != null) {
-            var reply = giveBackQuietly(giveBack);
-            if (unconfirmed != null) {
-                // Found gone by its give-back (forced, say, and told by the forcer's message).
-                reply.thenAccept(raw -> {
-                    if (!ReleaseReply.of(Script.LOCK_RELEASE, raw).released()) {
-                        machinery.listeners.report(unconfirmed);
-                    }
-                });
-            }
+            // Told on the watchdog's executor, never on an I/O thread (listeners may run there).
+            giveBackQuietly(giveBack).thenAcceptAsync(reply -> {
+                if (!active || !ReleaseReply.of(Script.LOCK_RELEASE, reply).released()) {
+                    reportLost(suspects, LostHold.Cause.GONE);
+                }
+            }, machinery.watchdog.executor());
         }
     }
 
     /**
-     * The loss to report if the cache under {@code of} turns out gone: the last take released with
-     * the cache kept, if it ended after the cache was last known to be in Redis. Its {@code unlock()}
-     * made no round trip and returned normally, so it is told then, as a holder is told of a loss
-     * the watchdog finds, with the latest token taken (any earlier take since had a lower one). A
-     * cache field that Redis had when a renewal ran was there without a break since it was taken (no
-     * script writes a cache field with an old base), so a take that ended before that renewal was
-     * sent overlapped no other holder.
-     *
-     * @return the event, or null if there is nothing to report
+     * Keeps a take just released, to be reported should the cache turn out lost, and forgets those
+     * released before the start of the last renewal that confirmed the cache.
      */
-    private LostHold unconfirmedLocked(Watchdog.Lease of, LostHold.Cause cause) {
-        if (lastReleasedToken < 0 || lastReleasedNanos - of.renewedNanos() <= 0) {
-            return null;
+    private void keepUnconfirmedLocked(Take take) {
+        take.releasedNanos = System.nanoTime();
+        long confirmed = lease.renewedNanos();
+        while (!unconfirmed.isEmpty()
+                && (unconfirmed.peekFirst().releasedNanos - confirmed < 0 || unconfirmed.size() >= UNCONFIRMED_LIMIT)) {
+            unconfirmed.pollFirst();
         }
-        return new LostHold(name, "lock", lastReleasedThreadId, lastReleasedToken, cause);
+        unconfirmed.addLast(take);
+    }
+
+    /** The released takes the cache's loss may have overlapped: those after its last confirmation. */
+    private List<Take> unconfirmedLocked() {
+        if (lease == null) {
+            return List.of();
+        }
+        long confirmed = lease.renewedNanos();
+        return unconfirmed.stream().filter(take -> take.releasedNanos - confirmed >= 0).toList();
+    }
+
+    /** Tells the holders of released takes that the cache they came from was lost, perhaps while they held it. */
+    private void reportLost(List<Take> released, LostHold.Cause cause) {
+        for (Take take : released) {
+            if (take.onLost != null) {
+                take.onLost.accept(cause);
+            }
+        }
     }
 
     private void forgetLocked() {
@@ -892,10 +922,9 @@ final class LockCache {
         current = null;
         holderThreadId = -1;
         latestToken = -1;
+        unconfirmed.clear();
         askedBack = false;
         awaitGiveBack = false;
-        lastReleasedThreadId = -1;
-        lastReleasedToken = -1;
         next = 0;
         top = -1;
     }

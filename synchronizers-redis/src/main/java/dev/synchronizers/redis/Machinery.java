@@ -152,6 +152,17 @@ final class Machinery extends ClientContext {
                 log.debug("a cached lock was not given back on close; it expires with its lease: {}", e.toString());
             }
         }
+        if (!sent.isEmpty()) {
+            // A give-back that found its cache gone queued lost-hold reports on the watchdog's
+            // thread (LockCache.giveBackOnClose); they run before this task, and so before the
+            // watchdog stops.
+            try {
+                await(java.util.concurrent.CompletableFuture.runAsync(() -> { }, watchdog.executor()),
+                        "report what the give-backs on close found lost");
+            } catch (RuntimeException e) {
+                log.debug("lost-hold reports of the give-backs on close may not have run: {}", e.toString());
+            }
+        }
     }
 
     /** How many locks this client caches now (being taken, idle or held), for leak checks. */

@@ -21,9 +21,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Event types and their fields:
  * <ul>
- *   <li>{@code START jvm clientId pid}: the worker's client is connected.</li>
+ *   <li>{@code START jvm clientId pid [cache|nocache]}: the worker's client is connected; whether
+ *       it caches non-fair locks (not said by a Redlock worker).</li>
  *   <li>{@code OP hold thread op name waitMillis boundMillis threadId}: an operation begins.</li>
- *   <li>{@code ACQ hold token weight}: it acquired ({@code token} -1 where the kind has none).</li>
+ *   <li>{@code ACQ hold token weight [cached|retake]}: it acquired ({@code token} -1 where the kind
+ *       has none); a caching worker's non-fair lock hold taken from its client's cache says so, and
+ *       {@code retake} if it was a local re-take.</li>
  *   <li>{@code NOACQ hold why}: it did not ({@code timeout} or {@code unavailable}).</li>
  *   <li>{@code REL hold outcome}: the release ended: {@code ok}, {@code lost:<cause>} (it threw
  *       {@code LostHoldException}), {@code unavailable} (no reply: the client retries it).</li>

@@ -38,8 +38,12 @@ import java.util.Set;
  */
 final class HistoryChecker {
 
-    /** The outcome: counts for the summary line, and every violation with its evidence. */
-    record Verdict(int operations, int acquisitions, int listenerSignals, int lostAtRelease,
+    /**
+     * The outcome: counts for the summary line, and every violation with its evidence. {@code
+     * cachedTakes} counts acquisitions a caching worker took from its client's cache, {@code
+     * localRetakes} those of them that were local re-takes (no round trip).
+     */
+    record Verdict(int operations, int acquisitions, int cachedTakes, int localRetakes, int listenerSignals, int lostAtRelease,
             int unreportedSemaphoreLosses, int overlaps, int coveredOverlaps, int refusals, int fencedOut, int hung,
             List<String> violations, List<String> inconclusive, List<String> notes) {
     }
@@ -89,6 +93,8 @@ final class HistoryChecker {
     private Verdict run(Map<String, List<Event>> histories, List<String> overlaps, List<String> refusals) {
         int operations = 0;
         int acquisitions = 0;
+        int cachedTakes = 0;
+        int localRetakes = 0;
         int lostAtRelease = 0;
         Set<String> hung = new HashSet<>();
         for (Map.Entry<String, List<Event>> history : histories.entrySet()) {
@@ -109,6 +115,10 @@ final class HistoryChecker {
                         Hold hold = holds.get(event.field(0));
                         hold.token = event.longField(1);
                         hold.acquiredSeq = event.seq();
+                        if (event.fields().size() > 3) {
+                            cachedTakes++;
+                            localRetakes += event.field(3).equals("retake") ? 1 : 0;
+                        }
                     }
                     case "REL" -> {
                         Hold hold = holds.get(event.field(0));
@@ -170,7 +180,7 @@ final class HistoryChecker {
                         + describe(entry.getKey()));
             }
         }
-        return new Verdict(operations, acquisitions, signals.size(), lostAtRelease, unreported, overlaps.size(),
+        return new Verdict(operations, acquisitions, cachedTakes, localRetakes, signals.size(), lostAtRelease, unreported, overlaps.size(),
                 covered, refusals.size(), fencedOut, hung.size(), List.copyOf(violations), List.copyOf(inconclusive),
                 List.copyOf(notes));
     }

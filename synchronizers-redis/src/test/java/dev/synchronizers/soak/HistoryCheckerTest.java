@@ -63,6 +63,22 @@ class HistoryCheckerTest {
     }
 
     @Test
+    void cachedTakes_countedByWhereTheyCameFrom_andCoveredByTheirLocalToken() {
+        Events a = new Events("w1")
+                .add("OP", "w1.t0.1", "t", "lock", "L0", 100, 5000, 1).add("ACQ", "w1.t0.1", 100, 1, "cached")
+                .add("REL", "w1.t0.1", "ok").add("END", "w1.t0.1", 30, 5000)
+                .add("OP", "w1.t1.1", "t", "lock", "L0", 100, 5000, 2).add("ACQ", "w1.t1.1", 101, 1, "retake")
+                .add("LOST", "L0", "lock", 2, 101, "GONE")
+                .add("REL", "w1.t1.1", "ok").add("END", "w1.t1.1", 30, 5000);
+        Events b = new Events("w2").hold("w2.t0.1", "lock", "L0", 200, "ok");
+        HistoryChecker.Verdict verdict = check(Set.of(), List.of(overlap(1, "w1.t1.1=1", "w2.t0.1=1")), List.of(), a, b);
+        assertTrue(verdict.violations().isEmpty(), verdict.violations().toString());
+        assertEquals(3, verdict.acquisitions());
+        assertEquals(2, verdict.cachedTakes());
+        assertEquals(1, verdict.localRetakes());
+    }
+
+    @Test
     void overlap_oneHoldReportedLostByItsToken_isCovered() {
         Events a = new Events("w1").hold("w1.t0.1", "lock", "L0", 10, "unavailable")
                 .add("LOST", "L0", "lock", 7, 10, "UNRENEWABLE");

@@ -48,7 +48,9 @@ final class SoakReport {
         faults.forEach((kind, count) -> faultList.append(faultList.length() == 0 ? "" : ", ").append(kind)
                 .append(' ').append(count));
         String line = label + ": " + seconds + " s, seed " + seed + ": ops=" + verdict.operations()
-                + " (acquired " + verdict.acquisitions() + "), faults=" + faultCount + " (" + faultList + ")"
+                + " (acquired " + verdict.acquisitions() + (verdict.cachedTakes() == 0 ? ""
+                        : ", " + verdict.cachedTakes() + " from a cache, " + verdict.localRetakes() + " of them local re-takes")
+                + "), faults=" + faultCount + " (" + faultList + ")"
                 + ", lost-hold signals=" + verdict.listenerSignals() + " (+" + verdict.lostAtRelease()
                 + " at release, " + verdict.unreportedSemaphoreLosses() + " of them semaphore releases never reported"
                 + " to the listener), overlaps=" + verdict.overlaps() + " (covered " + verdict.coveredOverlaps()

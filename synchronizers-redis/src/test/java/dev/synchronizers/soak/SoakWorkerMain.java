@@ -33,8 +33,16 @@ import java.util.function.Supplier;
  * {@link Redlock} over those nodes, and only lock operations, on the names of {@link #LOCKS}.
  *
  * <p>Arguments: {@code <redis uri>[,<redis uri>...] <witness uri> <key prefix> <jvm id> <history file> <seed>
- * <lease millis> <command timeout millis> <slack millis>}. Prints {@code READY} once connected and
- * {@code DONE} once every thread stopped and the client is closed; exits 0.
+ * <lease millis> <command timeout millis> <slack millis> [cache|nocache <home lock>]}. Given a home
+ * lock (an index into {@link #LOCKS}), a quarter of the operations are added non-fair lock
+ * operations, and {@value #HOME_PERCENT}% of all its non-fair lock operations go to the home lock,
+ * the rest to any: each lock has a client that mostly keeps it, and the others come asking. With
+ * {@code cache} the client
+ * caches non-fair locks ({@link RedisSynchronizers.Builder#lockCaching}), and each acquisition of
+ * one says in its {@code ACQ} event whether it came from the cache ({@code cached}) and whether it
+ * was a local re-take of a cache already held in Redis ({@code retake}: its token follows the
+ * previous cached take's of this JVM, which only a take from the same block does). Prints {@code
+ * READY} once connected and {@code DONE} once every thread stopped and the client is closed; exits 0.
  */
 public final class SoakWorkerMain {
 
@@ -68,6 +76,15 @@ public final class SoakWorkerMain {
     private final String jvm;
     private final long slackMillis;
     private final long seed;
+    /** In a worker with a home lock: the share of its non-fair lock operations on its home lock. */
+    static final int HOME_PERCENT = 70;
+
+    /** The index in {@link #LOCKS} of the lock this worker mostly uses, or -1 for an even mix. */
+    private final int home;
+    /** Whether the client caches non-fair locks. */
+    private final boolean caching;
+    /** By lock name: the token of this JVM's last take from its cache, to tell a local re-take. */
+    private final Map<String, Long> lastCachedToken = new ConcurrentHashMap<>();
     /** What each thread is doing now: hold id, start, bound; watched for hangs. */
     private final Map<Thread, Running> running = new ConcurrentHashMap<>();
 
@@ -75,8 +92,10 @@ public final class SoakWorkerMain {
     }
 
     private SoakWorkerMain(RedisSynchronizers client, Redlock redlock, Witness witness, History history, String jvm,
-            long slackMillis, long seed) {
+            long slackMillis, long seed, boolean caching, int home) {
         this.client = client;
+        this.home = home;
+        this.caching = caching;
         this.redlock = redlock;
         this.witness = witness;
         this.history = history;
@@ -116,18 +135,21 @@ public final class SoakWorkerMain {
         long timeoutMillis = Long.parseLong(args[7]);
         History history = History.create(Path.of(args[4]));
         Witness witness = Witness.connect(args[1], clientName(jvm));
+        boolean caching = args.length > 9 && args[9].equals("cache");
         RedisSynchronizers client = null;
         Redlock redlock = null;
         if (redisUri.contains(",")) {
             redlock = connectRedlock(redisUri.split(","), args[2], leaseMillis, timeoutMillis, history);
             history.record("START", jvm, redlock.clientId(), ProcessHandle.current().pid());
         } else {
-            client = connect(redisUri, args[2], leaseMillis, timeoutMillis, history);
-            history.record("START", jvm, client.clientId(), ProcessHandle.current().pid());
+            client = connect(redisUri, args[2], leaseMillis, timeoutMillis, caching, history);
+            history.record("START", jvm, client.clientId(), ProcessHandle.current().pid(),
+                    caching ? "cache" : "nocache");
         }
         System.out.println("READY");
         System.out.flush();
-        new SoakWorkerMain(client, redlock, witness, history, jvm, Long.parseLong(args[8]), Long.parseLong(args[5])).run();
+        new SoakWorkerMain(client, redlock, witness, history, jvm, Long.parseLong(args[8]), Long.parseLong(args[5]),
+                caching, args.length > 10 ? Integer.parseInt(args[10]) : -1).run();
         if (redlock != null) {
             redlock.close();
         } else {
@@ -143,10 +165,11 @@ public final class SoakWorkerMain {
 
     /** Connects, retrying while the server is stalled or cut off: this JVM may start mid-fault. */
     private static RedisSynchronizers connect(String uri, String prefix, long leaseMillis, long timeoutMillis,
-            History history) throws InterruptedException {
+            boolean caching, History history) throws InterruptedException {
         return retryWhileUnavailable(() -> RedisSynchronizers.builder()
                 .uri(uri)
                 .keyPrefix(prefix)
+                .lockCaching(caching)
                 .lease(Duration.ofMillis(leaseMillis))
                 .commandTimeout(Duration.ofMillis(timeoutMillis))
                 .lostHoldListener(hold -> history.record("LOST", hold.name(), hold.kind(), hold.threadId(),
@@ -241,8 +264,15 @@ public final class SoakWorkerMain {
             return;
         }
         int pick = random.nextInt(100);
+        if (home >= 0 && pick < 25) {
+            pick = 0;   // an added non-fair lock operation
+        } else if (home >= 0) {
+            pick = random.nextInt(100);
+        }
         if (pick < 20) {
-            String name = LOCKS.get(random.nextInt(LOCKS.size()));
+            String name = home >= 0 && random.nextInt(100) < HOME_PERCENT
+                    ? LOCKS.get(home % LOCKS.size())
+                    : LOCKS.get(random.nextInt(LOCKS.size()));
             lockOp(hold, "lock", name, client.lock(name), synchronizer("lock", name), true, 1, 1, wait, work);
         } else if (pick < 35) {
             String name = FAIR_LOCKS.get(random.nextInt(FAIR_LOCKS.size()));
@@ -304,7 +334,12 @@ public final class SoakWorkerMain {
         } catch (IllegalMonitorStateException e) {
             token = -1;   // lost already: the unlock below says so too
         }
-        history.record("ACQ", hold, token, weight);
+        String from = caching && kind.equals("lock") ? cacheOrigin(name, lock, token) : "";
+        if (from.isEmpty()) {
+            history.record("ACQ", hold, token, weight);
+        } else {
+            history.record("ACQ", hold, token, weight, from);
+        }
         String inside = Witness.insideKey(synchronizer);
         String fence = Witness.fenceKey(synchronizer);
         try {
@@ -328,6 +363,21 @@ public final class SoakWorkerMain {
             }
         }
         end(hold, start, bound);
+    }
+
+    /**
+     * For a hold of a non-fair lock just acquired by this thread: {@code retake} if it came from
+     * this client's cache with the token after its last cached take's (a local take from the same
+     * block: no round trip), {@code cached} if it came from the cache otherwise (the take that put
+     * the cache in Redis, or the first after a reservation), or empty. Read from {@code toString()},
+     * which makes no network call; only this JVM's threads take from its cache, one at a time.
+     */
+    private String cacheOrigin(String name, DistributedLock lock, long token) {
+        if (token < 0 || !lock.toString().contains("cached by this client: held")) {
+            return "";
+        }
+        Long last = lastCachedToken.put(name, token);
+        return last != null && token == last + 1 ? "retake" : "cached";
     }
 
     private void semaphoreOp(String hold, String name, SplittableRandom random, long wait, long work) {
