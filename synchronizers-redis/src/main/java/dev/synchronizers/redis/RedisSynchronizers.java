@@ -614,7 +614,9 @@ public final class RedisSynchronizers implements Synchronizers {
          * in blocks in Redis.
          *
          * <p>Only the non-fair lock is cached: the fair lock, the read-write lock and {@link Redlock}
-         * locks ignore this option, as do holds with a fixed lease and handles. Off by default.
+         * locks ignore this option (the fair lock and the write lock promise arrival order across
+         * clients, which a cacher's local takes would break), as do holds with a fixed lease and
+         * handles, which give an idle cache back first. Off by default.
          *
          * <p>Costs: the client subscribes once to a channel of its own, on which other clients ask
          * for its cached locks; an asker sends one message more than without caching, and waits
@@ -623,6 +625,19 @@ public final class RedisSynchronizers implements Synchronizers {
          *
          * <p>A condition's {@code await} on a cached lock gives the lock back in Redis before it
          * waits, so that other clients can take it (and signal).
+         *
+         * <p>Lost holds: an {@code unlock()} of a hold taken from the cache makes no round trip, so
+         * it cannot throw {@link dev.synchronizers.LostHoldException} for a cache lost under it (a
+         * failover, a {@code forceUnlock()} by another client, a pause past the lease). When the
+         * client finds the cache gone instead (its next renewal, at most a third of the lease later,
+         * or the give-back after an ask, a force or {@code close()}), every hold taken from it and
+         * released since the cache was last confirmed in Redis is reported to the lost-hold
+         * listeners ({@code GONE}, with its thread and fencing token; the 4,096 latest). A hold
+         * still held then is lost as any hold is. Another client's {@code forceUnlock()} tells this
+         * client with one message; until it arrives, a local take may still hand out a token below
+         * the new holder's, which a store that checks tokens refuses. The meters
+         * {@code synchronizers.cache.takes}, {@code synchronizers.cache.ends} and
+         * {@code synchronizers.cache.asks} count takes, ends by cause and asks.
          *
          * <p>{@code isLocked()} of a lock this client caches is answered locally (false while no
          * thread of the client holds it). {@code close()} gives back the locks the client caches and
