@@ -604,13 +604,18 @@ class SynchronizersLockRegistryTest {
         Lock theirs = registry().obtain("foo");
         lock.lock();
         CountDownLatch destroyed = new CountDownLatch(1);
+        CountDownLatch holding = new CountDownLatch(1);
         Future<Boolean> owner = executor.submit(() -> {
             other.lock();
+            holding.countDown();
             destroyed.await();
             other.unlock();   // only in this JVM: the store's hold was let go
             return true;
         });
-        await("the other thread holds bar", () -> admin.exists(key("bar")) == 1);
+        // Once lock() returned, not once the key exists: the store has the hold a moment before
+        // lock() returns, and a destroy() in between finds no hold to let go (the owner keeps it).
+        assertTrue(holding.await(WAIT_SECONDS, TimeUnit.SECONDS), "the other thread holds bar");
+        assertEquals(1, admin.exists(key("bar")));
 
         registry.destroy();
         assertEquals(0, admin.exists(key("foo")));
