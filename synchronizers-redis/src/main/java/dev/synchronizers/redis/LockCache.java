@@ -272,9 +272,7 @@ final class LockCache {
         Take abandoned = null;
         guard.lock();
         try {
-            if (phase == Phase.HELD && current != null && !current.thread.isAlive()) {
-                abandoned = abandonLocked();
-            }
+            abandoned = abandonIfEndedLocked();
             if (phase != Phase.IDLE) {
                 return null;
             }
@@ -299,12 +297,15 @@ final class LockCache {
     }
 
     /**
-     * The thread inside ended without releasing (a hold abandoned, as the watchdog reports a
-     * thread's): the cache is given back, since no release will come.
+     * If the thread inside ended without releasing (a hold abandoned, as the watchdog reports a
+     * thread's), gives the cache back, since no release will come.
      *
-     * @return the abandoned take, to be reported once the guard is released
+     * @return the abandoned take, to be reported once the guard is released; null if none
      */
-    private Take abandonLocked() {
+    private Take abandonIfEndedLocked() {
+        if (phase != Phase.HELD || current == null || current.thread.isAlive()) {
+            return null;
+        }
         Take inside = current;
         dropLocked(Ending.ABANDONED);
         return inside;
@@ -795,8 +796,8 @@ final class LockCache {
             askedBack = true;
             if (phase == Phase.IDLE) {
                 dropLocked(Ending.ASKED);
-            } else if (phase == Phase.HELD && current != null && !current.thread.isAlive()) {
-                abandoned = abandonLocked();
+            } else {
+                abandoned = abandonIfEndedLocked();
             }
         } finally {
             guard.unlock();
@@ -814,9 +815,7 @@ final class LockCache {
         Take abandoned = null;
         guard.lock();
         try {
-            if (phase == Phase.HELD && current != null && !current.thread.isAlive()) {
-                abandoned = abandonLocked();
-            }
+            abandoned = abandonIfEndedLocked();
         } finally {
             guard.unlock();
         }
