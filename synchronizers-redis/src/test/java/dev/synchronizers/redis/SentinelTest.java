@@ -75,6 +75,7 @@ class SentinelTest {
     void names(TestInfo test) {
         prefix = "st-" + UUID.randomUUID().toString().substring(0, 8);
         name = test.getTestMethod().orElseThrow().getName();
+        System.out.println(java.time.LocalTime.now() + " ---- " + name);
         // The failovers, kills and pauses of the test before may still be settling (a sentinel in
         // TILT, one that has not caught up, a replica resyncing): start from a set that agrees.
         sentinels.awaitSettled();

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -192,8 +193,9 @@ public final class RedisSentinels implements AutoCloseable {
 
     /**
      * Waits until the set has settled after whatever a test did to it: no live sentinel is in
-     * TILT mode or failing over, every live sentinel names the same master, and that master has
-     * every other running server as a connected replica. A test that starts from such a set sees
+     * TILT mode or failing over, every live sentinel names the same master with the same
+     * configuration epoch, that master has every other running server as a connected replica, and
+     * every live sentinel has seen each of them as a replica of it ({@link #sentinelsAgreeOn}). A test that starts from such a set sees
      * the sentinels agree on the master its clients connect to.
      *
      * @throws IllegalStateException if that does not happen within 90 s
@@ -225,9 +227,70 @@ public final class RedisSentinels implements AutoCloseable {
                     RedisServer master = master();
                     long running = servers.stream().filter(RedisServer::isRunning).count();
                     String connected = Resp.infoField(call(master, "INFO", "replication"), "connected_slaves");
-                    return Long.toString(running - 1).equals(connected) ? null
-                            : master + " has " + connected + " replicas of " + (running - 1);
+                    if (!Long.toString(running - 1).equals(connected)) {
+                        return master + " has " + connected + " replicas of " + (running - 1);
+                    }
+                    return sentinelsAgreeOn(master);
                 });
+    }
+
+    /**
+     * Whether every live sentinel holds the same configuration of {@code master}: the same
+     * configuration epoch, and every other running server seen, in the reply to the sentinel's own
+     * latest {@code INFO}, as a replica of {@code master} with its link up. A sentinel whose latest
+     * {@code INFO} of a server still says {@code role:master} (a demoted or resumed master it has
+     * not polled since, which it polls every 10 s) converts that server back to a replica about 8 s
+     * after it first saw that role; a failover that promotes that very server within those 8 s is
+     * undone by it ({@code +convert-to-slave}): the new master answers {@code READONLY} until the
+     * sentinels fail it over again. So a test starts only once each sentinel has seen each replica
+     * as one.
+     *
+     * @return null if they agree, else what differs
+     */
+    private String sentinelsAgreeOn(RedisServer master) {
+        String epoch = null;
+        for (RedisServer sentinel : sentinels) {
+            if (sentinel.isPaused()) {
+                continue;
+            }
+            List<String> fields;
+            List<Map<String, String>> replicas;
+            try {
+                fields = sentinel.callList("SENTINEL", "MASTER", MASTER_NAME);
+                replicas = sentinel.callMaps("SENTINEL", "REPLICAS", MASTER_NAME);
+            } catch (IOException e) {
+                continue;   // not answering: not waited for
+            }
+            String here = null;
+            for (int i = 0; i + 1 < fields.size(); i += 2) {
+                if ("config-epoch".equals(fields.get(i))) {
+                    here = fields.get(i + 1);
+                }
+            }
+            if (epoch != null && !epoch.equals(here)) {
+                return "the sentinels know configuration epochs " + epoch + " and " + here;
+            }
+            epoch = here;
+            for (RedisServer server : servers) {
+                if (server.equals(master) || !server.isRunning()) {
+                    continue;
+                }
+                Map<String, String> seen = replicas.stream()
+                        .filter(replica -> Integer.toString(server.port()).equals(replica.get("port")))
+                        .findFirst().orElse(null);
+                if (seen == null) {
+                    return sentinel + " does not list " + server + " as a replica";
+                }
+                String flags = seen.getOrDefault("flags", "");
+                if (flags.contains("s_down") || flags.contains("disconnected")
+                        || !"slave".equals(seen.get("role-reported"))
+                        || !Integer.toString(master.port()).equals(seen.get("master-port"))
+                        || !"ok".equals(seen.get("master-link-status"))) {
+                    return sentinel + " sees " + server + " as " + seen;
+                }
+            }
+        }
+        return null;
     }
 
     /**

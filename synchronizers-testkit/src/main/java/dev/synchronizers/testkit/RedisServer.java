@@ -12,6 +12,7 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
@@ -536,6 +537,11 @@ public final class RedisServer implements AutoCloseable {
     /** Sends one command whose reply is an array of strings, as {@link #call} does. */
     List<String> callList(String... args) throws IOException {
         return Resp.callList(LOOPBACK, port, COMMAND_TIMEOUT, auth, args);
+    }
+
+    /** Sends one command whose reply is an array of field-value arrays, as {@link #call} does. */
+    List<Map<String, String>> callMaps(String... args) throws IOException {
+        return Resp.callMaps(LOOPBACK, port, COMMAND_TIMEOUT, auth, args);
     }
 
     /** Returns whether {@link #pause()} stopped the process and nothing has continued it since. */

@@ -11,7 +11,9 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A minimal RESP2 client over a plain socket: one connection per call, one command, one reply.
@@ -65,6 +67,37 @@ final class Resp {
             strings.add((String) element);
         }
         return strings;
+    }
+
+    /**
+     * Sends {@code command} as {@link #call} does and returns its reply, which must be an array of
+     * flat field-value arrays (as {@code SENTINEL REPLICAS} answers), each as an ordered map.
+     *
+     * @throws IOException if the connection fails or times out, or the reply is not such an array
+     * @throws RedisReplyException if the server answers with an error
+     */
+    static List<Map<String, String>> callMaps(String host, int port, Duration timeout, String[] auth,
+            String... command) throws IOException {
+        Object reply = exchange(host, port, timeout, auth, command);
+        if (reply == null) {
+            return List.of();
+        }
+        if (!(reply instanceof List<?> elements)) {
+            throw new IOException(command[0] + " answered with a single value, not an array: " + reply);
+        }
+        List<Map<String, String>> maps = new ArrayList<>(elements.size());
+        for (Object element : elements) {
+            if (!(element instanceof List<?> fields) || fields.size() % 2 != 0) {
+                throw new IOException(command[0] + " answered with an element that is no field-value array: "
+                        + element);
+            }
+            Map<String, String> map = new LinkedHashMap<>();
+            for (int i = 0; i < fields.size(); i += 2) {
+                map.put(String.valueOf(fields.get(i)), String.valueOf(fields.get(i + 1)));
+            }
+            maps.add(map);
+        }
+        return maps;
     }
 
     private static Object exchange(String host, int port, Duration timeout, String[] auth, String... command)
