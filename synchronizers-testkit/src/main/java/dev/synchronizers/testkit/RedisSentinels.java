@@ -195,8 +195,9 @@ public final class RedisSentinels implements AutoCloseable {
      * Waits until the set has settled after whatever a test did to it: no live sentinel is in
      * TILT mode or failing over, every live sentinel names the same master with the same
      * configuration epoch, that master has every other running server as a connected replica, and
-     * every live sentinel has seen each of them as a replica of it ({@link #sentinelsAgreeOn}). A test that starts from such a set sees
-     * the sentinels agree on the master its clients connect to.
+     * every live sentinel has seen each of them as a replica of it ({@link #sentinelsAgreeOn}). A
+     * test that starts from such a set sees the sentinels agree on the master its clients connect
+     * to, and a failover it asks for is not undone by a sentinel that lags behind.
      *
      * @throws IllegalStateException if that does not happen within 90 s
      */
@@ -239,11 +240,12 @@ public final class RedisSentinels implements AutoCloseable {
      * configuration epoch, and every other running server seen, in the reply to the sentinel's own
      * latest {@code INFO}, as a replica of {@code master} with its link up. A sentinel whose latest
      * {@code INFO} of a server still says {@code role:master} (a demoted or resumed master it has
-     * not polled since, which it polls every 10 s) converts that server back to a replica about 8 s
-     * after it first saw that role; a failover that promotes that very server within those 8 s is
-     * undone by it ({@code +convert-to-slave}): the new master answers {@code READONLY} until the
-     * sentinels fail it over again. So a test starts only once each sentinel has seen each replica
-     * as one.
+     * not polled since; it polls replicas every 10 s) counts from the moment it saw that role, and
+     * converts a server that has reported it for 8 s back to a replica ({@code +convert-to-slave}).
+     * A failover that promotes that very server is then undone at the sentinel's next poll, before
+     * the new configuration reaches it: the new master answers {@code READONLY} until the sentinels
+     * fail it over again. So a test starts only once each sentinel has seen each replica as one;
+     * a promotion then restarts every sentinel's count.
      *
      * @return null if they agree, else what differs
      */
@@ -261,12 +263,7 @@ public final class RedisSentinels implements AutoCloseable {
             } catch (IOException e) {
                 continue;   // not answering: not waited for
             }
-            String here = null;
-            for (int i = 0; i + 1 < fields.size(); i += 2) {
-                if ("config-epoch".equals(fields.get(i))) {
-                    here = fields.get(i + 1);
-                }
-            }
+            String here = field(fields, "config-epoch");
             if (epoch != null && !epoch.equals(here)) {
                 return "the sentinels know configuration epochs " + epoch + " and " + here;
             }
@@ -323,16 +320,21 @@ public final class RedisSentinels implements AutoCloseable {
     /** Whether the sentinel's flags for the master say a failover is under way; false if it does not answer. */
     private static boolean failoverInProgress(RedisServer sentinel) {
         try {
-            List<String> fields = sentinel.callList("SENTINEL", "MASTER", MASTER_NAME);
-            for (int i = 0; i + 1 < fields.size(); i += 2) {
-                if ("flags".equals(fields.get(i))) {
-                    return fields.get(i + 1).contains("failover_in_progress");
-                }
-            }
-            return false;
+            String flags = field(sentinel.callList("SENTINEL", "MASTER", MASTER_NAME), "flags");
+            return flags != null && flags.contains("failover_in_progress");
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** The value of {@code name} in a flat field-value reply (as {@code SENTINEL MASTER}'s), or null. */
+    private static String field(List<String> fields, String name) {
+        for (int i = 0; i + 1 < fields.size(); i += 2) {
+            if (name.equals(fields.get(i))) {
+                return fields.get(i + 1);
+            }
+        }
+        return null;
     }
 
     private static void sleep() {
