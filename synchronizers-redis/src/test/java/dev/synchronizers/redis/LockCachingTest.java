@@ -69,6 +69,12 @@ class LockCachingTest {
                 .lockCaching(caching).build());
     }
 
+    /** A client that caches locks and hands every lost hold it reports to {@code lost}. */
+    private RedisSynchronizers cachingClient(RedisServer server, Duration lease, BlockingQueue<LostHold> lost) {
+        return opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix).lease(lease)
+                .lockCaching(true).lostHoldListener(lost::add).build());
+    }
+
     /**
      * The first lock() takes the lock in Redis as the client's cache; every later lock() and
      * unlock() by the client, on any of its threads, runs no script, and each re-take's token is
@@ -202,8 +208,7 @@ class LockCachingTest {
     void lock_threadEndsInsideACachedHold_isReportedAbandonedAndTheOtherClientGetsIt() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
-                .lease(SHORT_LEASE).lockCaching(true).lostHoldListener(lost::add).build()).lock(name);
+        DistributedLock cacher = cachingClient(server, SHORT_LEASE, lost).lock(name);
         DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
         Background<Long> ended = Background.start("ends-holding", () -> {
             cacher.lock();
@@ -395,8 +400,7 @@ class LockCachingTest {
     void forceUnlock_byAnotherClient_cachedHoldReleasedBeforeTheCacherLearns_isReportedLost() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
-                .lease(SHORT_LEASE).lockCaching(true).lostHoldListener(lost::add).build()).lock(name);
+        DistributedLock cacher = cachingClient(server, SHORT_LEASE, lost).lock(name);
         DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
         cacher.lock();
         long forcedToken = cacher.fencingToken();
@@ -423,8 +427,7 @@ class LockCachingTest {
     void forceUnlock_byAnotherClient_thenTheCacherCloses_cachedHoldIsReportedLost() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        RedisSynchronizers cachingClient = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
-                .lease(LONG_LEASE).lockCaching(true).lostHoldListener(lost::add).build());
+        RedisSynchronizers cachingClient = cachingClient(server, LONG_LEASE, lost);
         DistributedLock cacher = cachingClient.lock(name);
         DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
         cacher.lock();
@@ -517,8 +520,7 @@ class LockCachingTest {
     void cacheLostWhileIdle_afterLocalTakesSinceTheLastRenewal_reportsThemWithTheirTokens() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
-                .lease(Duration.ofMinutes(10)).lockCaching(true).lostHoldListener(lost::add).build());
+        RedisSynchronizers client = cachingClient(server, Duration.ofMinutes(10), lost);
         DistributedLock lock = client.lock(name);
         lock.lock();
         lock.unlock();
@@ -556,8 +558,7 @@ class LockCachingTest {
     void cacheLostWhileIdle_takesAllEndedBeforeARenewalConfirmedIt_reportsNothing() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
-                .lease(Duration.ofMinutes(10)).lockCaching(true).lostHoldListener(lost::add).build());
+        RedisSynchronizers client = cachingClient(server, Duration.ofMinutes(10), lost);
         DistributedLock lock = client.lock(name);
         lock.lock();
         lock.unlock();
@@ -581,8 +582,7 @@ class LockCachingTest {
     void forceUnlock_byAnotherClient_rightAfterALocalTake_reportsThatTakeLost() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
-                .lease(Duration.ofMinutes(10)).lockCaching(true).lostHoldListener(lost::add).build()).lock(name);
+        DistributedLock cacher = cachingClient(server, Duration.ofMinutes(10), lost).lock(name);
         DistributedLock other = client(server, Duration.ofMinutes(10), false).lock(name);
         cacher.lock();
         cacher.unlock();
