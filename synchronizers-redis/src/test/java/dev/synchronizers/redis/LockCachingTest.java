@@ -69,12 +69,6 @@ class LockCachingTest {
                 .lockCaching(caching).build());
     }
 
-    /** A client that caches locks and hands every lost hold it reports to {@code lost}. */
-    private RedisSynchronizers cachingClient(RedisServer server, Duration lease, BlockingQueue<LostHold> lost) {
-        return opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix).lease(lease)
-                .lockCaching(true).lostHoldListener(lost::add).build());
-    }
-
     /**
      * The first lock() takes the lock in Redis as the client's cache; every later lock() and
      * unlock() by the client, on any of its threads, runs no script, and each re-take's token is
@@ -208,7 +202,8 @@ class LockCachingTest {
     void lock_threadEndsInsideACachedHold_isReportedAbandonedAndTheOtherClientGetsIt() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        DistributedLock cacher = cachingClient(server, SHORT_LEASE, lost).lock(name);
+        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(SHORT_LEASE).lockCaching(true).lostHoldListener(lost::add).build()).lock(name);
         DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
         Background<Long> ended = Background.start("ends-holding", () -> {
             cacher.lock();
@@ -400,7 +395,8 @@ class LockCachingTest {
     void forceUnlock_byAnotherClient_cachedHoldReleasedBeforeTheCacherLearns_isReportedLost() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        DistributedLock cacher = cachingClient(server, SHORT_LEASE, lost).lock(name);
+        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(SHORT_LEASE).lockCaching(true).lostHoldListener(lost::add).build()).lock(name);
         DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
         cacher.lock();
         long forcedToken = cacher.fencingToken();
@@ -427,7 +423,8 @@ class LockCachingTest {
     void forceUnlock_byAnotherClient_thenTheCacherCloses_cachedHoldIsReportedLost() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        RedisSynchronizers cachingClient = cachingClient(server, LONG_LEASE, lost);
+        RedisSynchronizers cachingClient = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(LONG_LEASE).lockCaching(true).lostHoldListener(lost::add).build());
         DistributedLock cacher = cachingClient.lock(name);
         DistributedLock other = client(server, SHORT_LEASE, false).lock(name);
         cacher.lock();
@@ -520,7 +517,8 @@ class LockCachingTest {
     void cacheLostWhileIdle_afterLocalTakesSinceTheLastRenewal_reportsThemWithTheirTokens() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        RedisSynchronizers client = cachingClient(server, Duration.ofMinutes(10), lost);
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(Duration.ofMinutes(10)).lockCaching(true).lostHoldListener(lost::add).build());
         DistributedLock lock = client.lock(name);
         lock.lock();
         lock.unlock();
@@ -558,7 +556,8 @@ class LockCachingTest {
     void cacheLostWhileIdle_takesAllEndedBeforeARenewalConfirmedIt_reportsNothing() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        RedisSynchronizers client = cachingClient(server, Duration.ofMinutes(10), lost);
+        RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(Duration.ofMinutes(10)).lockCaching(true).lostHoldListener(lost::add).build());
         DistributedLock lock = client.lock(name);
         lock.lock();
         lock.unlock();
@@ -582,7 +581,8 @@ class LockCachingTest {
     void forceUnlock_byAnotherClient_rightAfterALocalTake_reportsThatTakeLost() throws Exception {
         RedisServer server = redis.startManaged();
         BlockingQueue<LostHold> lost = new LinkedBlockingQueue<>();
-        DistributedLock cacher = cachingClient(server, Duration.ofMinutes(10), lost).lock(name);
+        DistributedLock cacher = opened.add(RedisSynchronizers.builder().uri(server.uri()).keyPrefix(prefix)
+                .lease(Duration.ofMinutes(10)).lockCaching(true).lostHoldListener(lost::add).build()).lock(name);
         DistributedLock other = client(server, Duration.ofMinutes(10), false).lock(name);
         cacher.lock();
         cacher.unlock();
