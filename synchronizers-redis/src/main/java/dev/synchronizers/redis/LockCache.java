@@ -614,19 +614,20 @@ final class LockCache {
             guard.unlock();
         }
         boolean active = machinery.watchdog.unregister(ending);
-        machinery.releasing(() -> releaseCommand(giveBack));
         // Sent as a follow-up: unanswered, it is retried until Redis answers or a lease has passed
         // (token-checked by the base, so always safe), as unlock()'s release is.
-        List<Object> reply = machinery.await(machinery.followUps.send(Script.LOCK_RELEASE,
-                "give back the cached lock '" + name + "'", () -> releaseCommand(giveBack),
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis)),
-                "give back the cached lock '" + name + "' (retried until Redis answers, and it expires with its"
-                        + " lease at the latest)");
-        if (active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released()) {
-            return null;
+        CompletableFuture<List<Object>> answered = giveBackReporting(giveBack, active, suspects);
+        List<Object> reply;
+        try {
+            reply = machinery.await(answered, "give back the cached lock '" + name + "' (retried until Redis"
+                    + " answers, and it expires with its lease at the latest)");
+        } catch (SynchronizerUnavailableException e) {
+            // The caller learns nothing of this take: it is told with the earlier ones once a
+            // sending is answered, or once none can be.
+            reportWhenSettled(answered, active, List.of(take));
+            throw e;
         }
-        reportLost(suspects, LostHold.Cause.GONE);
-        return LostHold.Cause.GONE;
+        return active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released() ? null : LostHold.Cause.GONE;
     }
 
     /**
@@ -740,20 +741,18 @@ final class LockCache {
     }
 
     /**
-     * Gives an idle cache back because the client closes: sends the give-back and returns its
-     * reply, for the closing client to await (all caches' at once). A held one is left to its
-     * lease, as a thread's hold is.
-     *
-     * @return the give-back's reply, or null if there was nothing to give back
+     * Gives an idle cache back because the client closes, in the background; a cache it finds gone
+     * tells the takes it did not confirm, as a renewal would, and the closing client waits for
+     * that ({@link Machinery#giveBackCaches}). A held one is left to its lease, as a thread's hold is.
      */
-    java.util.concurrent.CompletionStage<List<Object>> giveBackOnClose() {
+    void giveBackOnClose() {
         String giveBack;
         Watchdog.Lease ending;
         List<Take> suspects;
         guard.lock();
         try {
             if (phase != Phase.IDLE) {
-                return null;
+                return;
             }
             giveBack = base;
             ending = lease;
@@ -763,16 +762,7 @@ final class LockCache {
         } finally {
             guard.unlock();
         }
-        machinery.releasing(() -> releaseCommand(giveBack));
-        boolean active = machinery.watchdog.unregister(ending);
-        // A cache found gone tells the takes it did not confirm, as a renewal would (on the
-        // watchdog's executor, which the closing client stops only after these replies).
-        return releaseCommand(giveBack).thenApplyAsync(reply -> {
-            if (!active || !ReleaseReply.of(Script.LOCK_RELEASE, reply).released()) {
-                reportLost(suspects, LostHold.Cause.GONE);
-            }
-            return reply;
-        }, machinery.watchdog.executor());
+        giveBackReporting(giveBack, machinery.watchdog.unregister(ending), suspects);
     }
 
     /** Whether the client may take the lock in Redis as its cache now: not for a lease after an ask. */
@@ -867,12 +857,7 @@ final class LockCache {
         forgetLocked();
         boolean active = ending != null && machinery.watchdog.unregister(ending);
         if (giveBack != null) {
-            // Told on the watchdog's executor, never on an I/O thread (listeners may run there).
-            giveBackQuietly(giveBack).thenAcceptAsync(reply -> {
-                if (!active || !ReleaseReply.of(Script.LOCK_RELEASE, reply).released()) {
-                    reportLost(suspects, LostHold.Cause.GONE);
-                }
-            }, machinery.watchdog.executor());
+            giveBackReporting(giveBack, active, suspects);
         }
     }
 
@@ -947,6 +932,48 @@ final class LockCache {
         } catch (RuntimeException e) {
             sendGiveBack(cacheBase);
         }
+    }
+
+    /**
+     * Gives a cache back in the background, retried until Redis answers or a lease has passed, and
+     * recorded to be sent again to a new master after a Sentinel switch, as a release is; then
+     * tells the holders of {@code suspects} if the cache turns out lost ({@link #reportWhenSettled}).
+     *
+     * @param active whether the cache's lease was still active when it was unregistered: if not,
+     *     it was found lost already
+     * @return the reply of the first sending Redis answers (see {@link dev.synchronizers.redis.watchdog.FollowUps#sendUntilAnswered})
+     */
+    private CompletableFuture<List<Object>> giveBackReporting(String cacheBase, boolean active, List<Take> suspects) {
+        machinery.releasing(() -> releaseCommand(cacheBase));
+        CompletableFuture<List<Object>> answered = machinery.followUps.sendUntilAnswered(Script.LOCK_RELEASE,
+                "give back the cached lock '" + name + "'", () -> releaseCommand(cacheBase),
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+        reportWhenSettled(answered, active, suspects);
+        return answered;
+    }
+
+    /**
+     * Tells the holders of {@code takes} that the cache they came from was lost, once a give-back
+     * settles it: {@code GONE} if the first sending Redis answers finds the cache gone (or the cache
+     * was lost already, {@code !active}); {@code UNRENEWABLE} if no sending is answered before the
+     * retries stop (a lease has passed, or the client closed), since Redis may have let the cache go
+     * then, as the watchdog reports a hold it cannot renew. Told on the watchdog's executor, never on
+     * an I/O thread; tracked so that {@code close()} delivers it before it returns.
+     */
+    private void reportWhenSettled(CompletableFuture<List<Object>> answered, boolean active, List<Take> takes) {
+        if (takes.isEmpty()) {
+            return;
+        }
+        machinery.reportInFlight(answered, answered.handle((reply, failure) -> {
+            if (failure != null) {
+                return LostHold.Cause.UNRENEWABLE;
+            }
+            return active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released() ? null : LostHold.Cause.GONE;
+        }).thenAcceptAsync(cause -> {
+            if (cause != null) {
+                reportLost(takes, cause);
+            }
+        }, machinery.watchdog.executor()));
     }
 
     /**

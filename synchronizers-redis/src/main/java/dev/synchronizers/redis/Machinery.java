@@ -14,6 +14,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -87,6 +88,11 @@ final class Machinery extends ClientContext {
     private final AtomicBoolean listeningForAsks = new AtomicBoolean();
     /** Orders the first subscription to the ask channel. */
     private final ReentrantLock membershipOfAsks = new ReentrantLock();
+    /**
+     * Lost-hold reports that wait for a reply (a give-back's), each done once its report was handed
+     * to the listeners or found not to be owed; {@link #giveBackCaches} waits for them at close.
+     */
+    private final Set<ReportInFlight> reportsInFlight = ConcurrentHashMap.newKeySet();
     /** Threads in {@link #pauseAfterShortAcks}, woken by {@link #wakePauses}. */
     private final Set<Thread> pausing = ConcurrentHashMap.newKeySet();
     Machinery(String clientId, String keyPrefix, RedisClusterAsyncCommands<String, String> redis,
@@ -134,35 +140,58 @@ final class Machinery extends ClientContext {
     }
 
     /**
-     * Gives back every idle cache of this client, for {@code close()}: all sent at once, then
-     * awaited within the command timeout; one that gets no answer expires with its lease.
+     * Tracks a lost-hold report that waits for a reply, so that {@code close()} delivers it before
+     * returning ({@link #giveBackCaches}).
+     *
+     * @param answered the reply the report waits for; {@code close()} completes it exceptionally
+     *     (no answer) if it is not complete within the command timeout
+     * @param report completes once the report ran or was found not owed
+     */
+    void reportInFlight(CompletableFuture<?> answered, CompletionStage<?> report) {
+        ReportInFlight tracked = new ReportInFlight(answered, report.toCompletableFuture());
+        reportsInFlight.add(tracked);
+        report.whenComplete((ignored, failure) -> reportsInFlight.remove(tracked));
+    }
+
+    /**
+     * Gives back every idle cache of this client, for {@code close()}: all sent at once; then waits,
+     * within one command timeout, for every lost-hold report that hangs on a reply in flight (these
+     * give-backs', and those an ask or an unlock() sent before). A reply that has not come by then
+     * is taken as none: its report is made as for a cache that could not be renewed
+     * ({@code UNRENEWABLE}). Then waits for the reports queued on the watchdog's thread to run, so
+     * that every one is delivered before the watchdog stops. A give-back that got no answer
+     * expires with its lease in Redis.
      */
     void giveBackCaches() {
-        List<CompletionStage<List<Object>>> sent = new java.util.ArrayList<>();
         for (LockCache cache : caches.values()) {
-            CompletionStage<List<Object>> giveBack = cache.giveBackOnClose();
-            if (giveBack != null) {
-                sent.add(giveBack);
-            }
+            cache.giveBackOnClose();
         }
-        for (CompletionStage<List<Object>> giveBack : sent) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (ReportInFlight tracked : List.copyOf(reportsInFlight)) {
             try {
-                await(giveBack, "give back a cached lock on close");
-            } catch (RuntimeException e) {
-                log.debug("a cached lock was not given back on close; it expires with its lease: {}", e.toString());
+                tracked.report.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                tracked.answered.completeExceptionally(new java.util.concurrent.TimeoutException(
+                        "no answer before the client closed"));
+            } catch (java.util.concurrent.ExecutionException e) {
+                log.debug("a lost-hold report at close failed: {}", e.getCause().toString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                tracked.answered.completeExceptionally(new java.util.concurrent.TimeoutException(
+                        "no answer before the client closed"));
             }
         }
-        if (!sent.isEmpty()) {
-            // A give-back that found its cache gone queued lost-hold reports on the watchdog's
-            // thread (LockCache.giveBackOnClose); they run before this task, and so before the
-            // watchdog stops.
-            try {
-                await(java.util.concurrent.CompletableFuture.runAsync(() -> { }, watchdog.executor()),
-                        "report what the give-backs on close found lost");
-            } catch (RuntimeException e) {
-                log.debug("lost-hold reports of the give-backs on close may not have run: {}", e.toString());
-            }
+        // Reports queued on the watchdog's thread run before this task, and so before it stops.
+        try {
+            await(CompletableFuture.runAsync(() -> { }, watchdog.executor()),
+                    "deliver the lost-hold reports queued before close");
+        } catch (RuntimeException e) {
+            log.debug("lost-hold reports queued before close run after it: {}", e.toString());
         }
+    }
+
+    /** A lost-hold report that waits for {@code answered}; {@code report} completes once it is made. */
+    private record ReportInFlight(CompletableFuture<?> answered, CompletableFuture<?> report) {
     }
 
     /** How many locks this client caches now (being taken, idle or held), for leak checks. */

@@ -3,10 +3,12 @@ package dev.synchronizers.redis.watchdog;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.Script;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -40,6 +42,8 @@ public final class FollowUps {
     private final Executor thread;
     private final LongSupplier nanoTime;
     private final Set<Retry> retries = ConcurrentHashMap.newKeySet();
+    /** Set by {@link #clear}: a retry queued after it is dropped at once. */
+    private volatile boolean closed;
 
     /**
      * @param recorder where queued retries are counted
@@ -97,6 +101,40 @@ public final class FollowUps {
     }
 
     /**
+     * Sends a follow-up now and, if that sending fails, retries it as {@link #retryUntil} does;
+     * returns what the first sending that Redis answers gets back, whichever sending it is. A caller
+     * that must settle something on the answer (a lost-hold report hangs off a give-back's reply)
+     * settles it from this stage, so that a first sending that timed out and a retry that was
+     * answered still settle it.
+     *
+     * @param <T> the reply's type
+     * @param script the script {@code command} runs
+     * @param what what it does, for the log
+     * @param command sends the follow-up once
+     * @param deadlineNanos {@link System#nanoTime()} after which to stop retrying
+     * @return the first answered sending's reply; completed exceptionally with a
+     *     {@link TimeoutException} if no sending is answered before {@code deadlineNanos}, or when
+     *     the follow-ups are dropped ({@link #clear}, the watchdog closing). Completed on the
+     *     thread that learned it, which may be a network thread: callers hop off it.
+     * @throws IllegalArgumentException if {@code script} is not safe to repeat; nothing is sent
+     */
+    public <T> CompletableFuture<T> sendUntilAnswered(Script script, String what,
+            Supplier<? extends CompletionStage<T>> command, long deadlineNanos) {
+        requireSafeToRepeat(script);
+        CompletableFuture<T> answered = new CompletableFuture<>();
+        command.get().whenComplete((reply, failure) -> {
+            if (failure == null) {
+                answered.complete(reply);
+                return;
+            }
+            log.debug("{}: no answer ({}); retrying until Redis answers or its deadline", what, failure.toString());
+            recorder.followUp(Recorder.FollowUp.RETRY);
+            queue(new Retry(what, command, deadlineNanos, answered));
+        });
+        return answered;
+    }
+
+    /**
      * Retries a follow-up whose sending failed: sends it again at every tick, and at once when the
      * connection is back, until one sending succeeds or {@code deadlineNanos} passes. Counted as
      * one {@link Recorder.FollowUp#RETRY}.
@@ -111,7 +149,7 @@ public final class FollowUps {
             long deadlineNanos) {
         requireSafeToRepeat(script);
         recorder.followUp(Recorder.FollowUp.RETRY);
-        retries.add(new Retry(what, command, deadlineNanos));
+        queue(new Retry(what, command, deadlineNanos, null));
     }
 
     /**
@@ -144,19 +182,37 @@ public final class FollowUps {
             if (now - retry.deadlineNanos >= 0) {
                 retries.remove(retry);
                 log.debug("gave up retrying {}: its lease has run out anyway", retry.what);
+                retry.unanswered("no sending was answered before its deadline");
                 continue;
             }
             retry.command.get().whenComplete((reply, failure) -> {
                 if (failure == null) {
                     retries.remove(retry);
+                    retry.answered(reply);
                 }
             });
         }
     }
 
-    /** Drops every pending retry: the watchdog is closed. */
+    /**
+     * Drops every pending retry: the watchdog is closed. A caller waiting for one to be answered
+     * ({@link #sendUntilAnswered}) is told now, on this thread, that none will be.
+     */
     void clear() {
-        retries.clear();
+        closed = true;
+        for (Retry retry : retries) {
+            if (retries.remove(retry)) {
+                retry.unanswered("the client closed before any sending was answered");
+            }
+        }
+    }
+
+    /** Queues a retry, unless the follow-ups were dropped already (then it is unanswered now). */
+    private void queue(Retry retry) {
+        retries.add(retry);
+        if (closed && retries.remove(retry)) {
+            retry.unanswered("the client closed before any sending was answered");
+        }
     }
 
     private static void requireSafeToRepeat(Script script) {
@@ -171,11 +227,29 @@ public final class FollowUps {
         final String what;
         final Supplier<? extends CompletionStage<?>> command;
         final long deadlineNanos;
+        /** Told the first answer, or that none came; null if nobody asked. */
+        private final CompletableFuture<Object> answered;
 
-        Retry(String what, Supplier<? extends CompletionStage<?>> command, long deadlineNanos) {
+        @SuppressWarnings("unchecked")
+        Retry(String what, Supplier<? extends CompletionStage<?>> command, long deadlineNanos,
+                CompletableFuture<?> answered) {
             this.what = what;
             this.command = command;
             this.deadlineNanos = deadlineNanos;
+            // Completed only with what command's stages hold, so the cast never lies.
+            this.answered = (CompletableFuture<Object>) answered;
+        }
+
+        void answered(Object reply) {
+            if (answered != null) {
+                answered.complete(reply);
+            }
+        }
+
+        void unanswered(String why) {
+            if (answered != null) {
+                answered.completeExceptionally(new TimeoutException(what + ": " + why));
+            }
         }
     }
 }

@@ -78,6 +78,8 @@ public final class Watchdog implements AutoCloseable {
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ScheduledExecutorService scheduler;
+    /** {@link #scheduler}, or the caller's thread once it is closed: see {@link #executor()}. */
+    private final Executor reports;
     private final FollowUps followUps;
     private volatile Thread thread;
     /**
@@ -126,7 +128,17 @@ public final class Watchdog implements AutoCloseable {
             return created;
         });
         executor.setRemoveOnCancelPolicy(true);
+        // At close, tasks already due (reports, listeners) still run; ticks and timers do not.
+        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         this.scheduler = executor;
+        this.reports = task -> {
+            try {
+                scheduler.execute(task);
+            } catch (RejectedExecutionException e) {
+                // Closed: run here rather than drop what the client learned (a lost-hold report).
+                task.run();
+            }
+        };
         this.followUps = new FollowUps(recorder, scheduler, System::nanoTime);
         scheduler.scheduleWithFixedDelay(this::tick, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
     }
@@ -202,12 +214,16 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Returns the watchdog thread as an executor: the default home of lost-hold listeners.
+     * Returns the watchdog thread as an executor: the default home of lost-hold listeners and of
+     * the reports that replies settle. It never drops a task: one given to it after {@link #close()}
+     * runs at once on the caller's thread, so that a report learned while or after the client
+     * closes is still delivered.
      *
-     * @return an executor that runs tasks on the watchdog thread, after the current tick
+     * @return an executor that runs tasks on the watchdog thread, after the current tick, or on
+     *     the caller's thread once the watchdog is closed
      */
     public Executor executor() {
-        return scheduler;
+        return reports;
     }
 
     /**
@@ -418,12 +434,16 @@ public final class Watchdog implements AutoCloseable {
 
     /**
      * Stops the watchdog thread. Tracked leases are no longer renewed and expire in Redis with
-     * their lease. Does not wait for a tick in progress when called from the watchdog thread itself
-     * (for example by a listener).
+     * their lease. Tasks already queued to run now (lost-hold reports and listeners) still run,
+     * and this waits for them and for a tick in progress, at most the command timeout: a listener
+     * on the watchdog thread slower than that delays nothing further, and the tasks behind it run
+     * after this returns. Pending follow-ups are dropped, and those whose answer a caller awaits
+     * ({@link FollowUps#sendUntilAnswered}) are told on this thread that none will come. Does not
+     * wait when called from the watchdog thread itself (for example by a listener).
      */
     @Override
     public void close() {
-        scheduler.shutdownNow();
+        scheduler.shutdown();
         if (Thread.currentThread() != thread) {
             try {
                 scheduler.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
