@@ -203,12 +203,15 @@ public interface DistributedLock extends Lock {
      *       conditions do (a fair lock's re-take queues at the back).</li>
      *   <li>The wait ends when the thread is signalled, its time is up, it is interrupted (not for
      *       {@code awaitUninterruptibly}, which keeps the interrupt status set), or spuriously:
-     *       only when the waiter's place in the store ran out (its client cut off from the store
-     *       for a lease) or the store lost it (a failover). An interrupt that comes after the
+     *       only when the waiter's place or signal in the store ran out (its client cut off from
+     *       the store, or paused, for a lease), the store lost it (a failover), or it is the oldest
+     *       waiter when a signal that another waiter did not take up passes on, which may be sent
+     *       before it began to wait. An interrupt that comes after the
      *       signal was taken up does not make it throw: it returns normally with the interrupt
      *       status set, as {@code ReentrantLock}'s conditions do.</li>
-     *   <li>{@code signal()} wakes the longest-waiting live waiter of any client;
-     *       {@code signalAll()} every waiter registered before it. A signal nobody waits for is not
+     *   <li>{@code signal()} wakes the longest-waiting live waiter of any client, which keeps the
+     *       signal (renewed with its place) until it has taken the lock again, however long that
+     *       takes; {@code signalAll()} every waiter registered before it. A signal nobody waits for is not
      *       remembered. A waiter that returns by timeout or interrupt passes on a signal that
      *       reached it meanwhile, so none is lost to it.</li>
      *   <li>A hold lost before the await (known lost, or found gone in the store by the
@@ -219,7 +222,7 @@ public interface DistributedLock extends Lock {
      *       same lease time, counted from the re-take.</li>
      *   <li>A waiter's place is leased like a queue place, renewed while it waits: a waiter whose
      *       process dies leaves within a lease, and a signal that chose it passes on to a live
-     *       waiter within a lease and a renewal period (a third of the lease).</li>
+     *       waiter within a lease and a renewal period (a third of the lease) of its last renewal.</li>
      * </ul>
      *
      * <p><b>Identity.</b> A condition is named by this lock and its index: the {@code n}-th

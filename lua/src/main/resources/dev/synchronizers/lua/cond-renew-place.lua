@@ -1,4 +1,4 @@
--- cond-renew-place.lua: extend the places of many condition waiters in one call, each only while it still waits; pass on signals that their waiters never took up.
+-- cond-renew-place.lua: extend the places of many condition waiters in one call, each only while it still waits, and the signal of each that is signalled and has not taken it up yet; pass on signals that their waiters stopped renewing.
 -- The watchdog sends one call per tick for all condition waiters of its client (batched).
 --
 -- KEYS[4i-3] queue i      zset    waiter -> arrival order; waiters not yet signalled
@@ -8,7 +8,14 @@
 -- ARGV[1]    place_ms     lease to give every place still waiting, in milliseconds
 -- ARGV[i+1]  waiter i     "<client-uuid>:<thread-id>:<attempt>" waiting on condition i
 --
--- Returns {r1, ..., rn}  ri = 1: place i renewed; ri = 0: waiter i no longer waits (signalled, left), or its place ran out
+-- A signalled waiter takes its signal up only once it has the lock again, which may be long after the
+-- signal (its signaller keeps the lock): while it renews, its signal is renewed with it and stays its
+-- own. A signal passes on only once its lease runs out: its waiter stopped renewing (its client died,
+-- or was cut off from Redis for a lease).
+--
+-- Returns {r1, ..., rn}  ri = 1: place i renewed, waiter i still waits
+--                        ri = 2: waiter i is signalled, not yet taken up: its signal renewed
+--                        ri = 0: waiter i is nowhere (left, or its place or signal ran out): nothing renewed
 local place_ms = tonumber(ARGV[1])
 
 -- shared: publish
@@ -84,6 +91,13 @@ for i = 1, #KEYS / 4 do
       end
     end
     renewed[i] = 1
+  elseif redis.call('ZSCORE', signalled, waiter) then
+    -- Still live here: pass_on_expired above took out every signal whose lease ran out.
+    redis.call('ZADD', signalled, 'XX', now_ms + place_ms, waiter)
+    if redis.call('PTTL', signalled) < place_ms + place_ms then
+      redis.call('PEXPIRE', signalled, place_ms + place_ms)
+    end
+    renewed[i] = 2
   else
     renewed[i] = 0
   end

@@ -341,10 +341,11 @@ final class Machinery extends ClientContext {
         if (!fromCurrentMaster.test(sentNanos)) {
             return false;   // switched while WAIT ran: the answer may be the old master's
         }
-        // A cache's renewal that finds someone waiting (ASKED_BACK) has extended it all the same: a write.
+        // A cache's renewal that finds someone waiting (ASKED_BACK) has extended it all the same: a
+        // write; so has a condition waiter's that finds it signalled (SIGNALLED).
         RenewReply.Outcome written = RenewReply.of(renew, both.reply(), 1).outcome(0);
-        boolean met = (written == RenewReply.Outcome.RENEWED || written == RenewReply.Outcome.ASKED_BACK)
-                && acks.met(both.followUp());
+        boolean met = (written == RenewReply.Outcome.RENEWED || written == RenewReply.Outcome.ASKED_BACK
+                || written == RenewReply.Outcome.SIGNALLED) && acks.met(both.followUp());
         if (!met) {
             metrics.replicaAcksShort("acquire");
         }

@@ -46,11 +46,19 @@ import org.slf4j.LoggerFactory;
  * most once: a signal carries an id that Redis remembers for a lease, so one repeated because its
  * reply was lost signals nobody again. A signal nobody waits for is not remembered.
  *
- * <p><b>Dead waiters.</b> A waiter whose process dies leaves when its place's lease runs out. A
- * signal that chose it keeps the place's end as its own lease; a signal still not taken up then
- * passes on to the oldest live waiter, at the next script that touches the condition, at the latest
- * the next renewal of a live waiter's place: so a live waiter is woken within a lease and one
- * renewal period (a third of the lease) of the signal, and no signal is swallowed by a dead waiter.
+ * <p><b>Signalled waiters.</b> A signalled waiter takes its signal up when it has taken the lock
+ * again, which may be long after the signal if the signaller keeps the lock. Until then the watchdog
+ * renews its signal as it renewed its place, so the signal stays its own for as long as it lives: one
+ * {@code signal()} wakes one live waiter however long the lock is kept after it.
+ *
+ * <p><b>Dead waiters.</b> A waiter whose process dies (or that is cut off from Redis for a lease)
+ * leaves when its place's lease runs out. A signal that chose it has a lease of its own, which ends
+ * when its waiter stops renewing it; a signal still not taken up then passes on to the oldest live
+ * waiter, at the next script that touches the condition, at the latest the next renewal of a live
+ * waiter's place: so a live waiter is woken within a lease and one renewal period (a third of the
+ * lease) of its waiter's last renewal, and no signal is swallowed by a dead waiter. A waiter cut off
+ * whose signal passed on meanwhile returns from {@code await} all the same: one of the spurious
+ * wake-ups {@link Condition} allows.
  *
  * <p>Thread-safe; each waiting thread has its own registration.
  */
@@ -296,9 +304,11 @@ final class RedisCondition implements Condition {
                 throw new UnexpectedReplyException(Script.COND_AWAIT, reply, "0 or 1");
             }
             registered = true;
-            place = machinery.watchdog.register(Renewal.ofThread(Script.COND_RENEW_PLACE,
-                    keys.keysFor(Script.COND_RENEW_PLACE), new String[] {waiter}, 0, sent, Thread.currentThread(),
-                    cause -> subscription.wake()));
+            // Renewed until leave(): the place while it waits, then its signal until it is taken up
+            // with the lock held again. A renewal that finds it signalled is as good as the wake-up.
+            place = machinery.watchdog.register(Renewal.ofWaiter(Script.COND_RENEW_PLACE,
+                    keys.keysFor(Script.COND_RENEW_PLACE), new String[] {waiter}, sent, Thread.currentThread(),
+                    cause -> subscription.wake(), () -> subscription.grant("")));
             if (reply == 0L) {
                 // Redis no longer has the hold: releaseForAwait() finds it lost and throws.
                 lock.backend.declareLost(held.lease, LostHold.Cause.GONE);

@@ -15,7 +15,10 @@ import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -249,5 +252,66 @@ class RedisConditionReviewTest {
             lock.unlock();
         }
         assertTrue(second.get(), "the signal the first waiter did not return for passed on to the second");
+    }
+
+    /**
+     * One signal() wakes one waiter, however long its signaller keeps the lock afterwards (issue 31,
+     * H1): a producer that does I/O under the lock for a few leases must not turn signal() into
+     * signalAll(). The signalled waiter is alive and renews its place; it takes the signal up once it
+     * has the lock again, and until then its signal must not run out and pass on to the others.
+     */
+    @Test
+    void signal_signallerKeepsTheLockForThreeLeases_wakesOneWaiterNotEvery() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        Duration lease = Duration.ofMillis(1_500);
+        RedisSynchronizers waiting = opened.add(RedisSynchronizers.builder().uri(uri).keyPrefix(prefix)
+                .lease(lease).build());
+        DistributedLock waiterLock = waiting.lock(name);
+        Condition waiterCondition = waiterLock.newCondition();
+        AtomicInteger returned = new AtomicInteger();
+        List<Background<Boolean>> waiters = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            waiters.add(Background.start("waiter-" + i, () -> {
+                waiterLock.lock();
+                try {
+                    boolean signalled = waiterCondition.await(10, TimeUnit.MINUTES);
+                    returned.incrementAndGet();
+                    return signalled;
+                } finally {
+                    waiterLock.unlock();
+                }
+            }));
+            int registered = i;
+            Await.until(registered + " waiters wait", () -> admin.zcard(conditionKey(0, "queue")) == registered);
+        }
+        DistributedLock signallerLock = client(uri).lock(name);
+        Condition signaller = signallerLock.newCondition();
+        signallerLock.lock();
+        try {
+            signaller.signal();
+            // The scenario, not a synchronisation: the signaller works under the lock for three of
+            // the waiters' leases before it lets go.
+            Thread.sleep(3 * lease.toMillis());
+        } finally {
+            signallerLock.unlock();
+        }
+        Await.until("the signalled waiter returned and let go of the lock",
+                () -> waiters.stream().anyMatch(w -> !w.thread().isAlive()));
+        assertEquals(2, admin.zcard(conditionKey(0, "queue")), "the two others still wait, unsignalled");
+        assertEquals(0, admin.zcard(conditionKey(0, "signalled")), "no signal is left over to wake them");
+        assertEquals(1, returned.get(), "one await returned for one signal()");
+        assertTrue(waiters.stream().filter(w -> !w.thread().isAlive()).findFirst().orElseThrow().get(),
+                "the signalled await returned true");
+        signallerLock.lock();
+        try {
+            signaller.signalAll();
+        } finally {
+            signallerLock.unlock();
+        }
+        for (Background<Boolean> waiter : waiters) {
+            assertTrue(waiter.get(), "woken by signalAll()");
+        }
+        assertEquals(3, returned.get());
     }
 }

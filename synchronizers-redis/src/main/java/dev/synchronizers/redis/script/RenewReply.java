@@ -13,6 +13,7 @@ import java.util.Set;
  *                ri = 0: item i is gone: its hold, grant or place no longer exists (every script)
  *                ri = 2: hold i was not on the node and is taken back (redlock-renew.lua only)
  *                ri = 2: cache i renewed, and another client asks it back (lock-cache-renew.lua only)
+ *                ri = 2: waiter i is signalled, and its signal renewed (cond-renew-place.lua only)
  * </pre>
  *
  * <p>Decodes the replies of {@code lock-renew.lua}, {@code fair-lock-renew-place.lua},
@@ -32,7 +33,12 @@ public record RenewReply(List<Outcome> outcomes) {
         /** 2: the hold was not on the node, and the renewal took it back there ({@code redlock-renew.lua}). */
         TAKEN_BACK,
         /** 2: the cache's lease was set again, and another client asks it back ({@code lock-cache-renew.lua}). */
-        ASKED_BACK
+        ASKED_BACK,
+        /**
+         * 2: the condition waiter is signalled and has not taken the signal up yet; the signal's
+         * lease was set again ({@code cond-renew-place.lua}).
+         */
+        SIGNALLED
     }
 
     private static final Set<Script> DECODED = EnumSet.of(Script.LOCK_RENEW, Script.FAIR_LOCK_RENEW_PLACE,
@@ -70,7 +76,8 @@ public record RenewReply(List<Outcome> outcomes) {
         ReplyShape.requireOneOf(DECODED, script, "RenewReply");
         boolean takesBack = script == Script.REDLOCK_RENEW;
         boolean asksBack = script == Script.LOCK_CACHE_RENEW;
-        String expected = items + (takesBack || asksBack ? " answers of 0, 1 or 2" : " answers of 0 or 1");
+        boolean signals = script == Script.COND_RENEW_PLACE;
+        String expected = items + (takesBack || asksBack || signals ? " answers of 0, 1 or 2" : " answers of 0 or 1");
         List<?> list = ReplyShape.list(script, reply, expected, items);
         List<Outcome> outcomes = new ArrayList<>(items);
         for (int i = 0; i < items; i++) {
@@ -83,6 +90,8 @@ public record RenewReply(List<Outcome> outcomes) {
                 outcomes.add(Outcome.TAKEN_BACK);
             } else if (answer == 2L && asksBack) {
                 outcomes.add(Outcome.ASKED_BACK);
+            } else if (answer == 2L && signals) {
+                outcomes.add(Outcome.SIGNALLED);
             } else {
                 throw new UnexpectedReplyException(script, reply, expected);
             }

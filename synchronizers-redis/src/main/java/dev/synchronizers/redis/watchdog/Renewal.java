@@ -31,12 +31,13 @@ import java.util.function.Consumer;
  *     the lease being otherwise lost as {@link LostHold.Cause#GONE}; null to count every one. A hold
  *     that lives on several servers must not be taken back on one of them once it may have been
  *     free long enough for someone else to hold it: only the owner knows whether it was.
- * @param askedBack for a renew script that says another client asks the hold back (reply 2, as
- *     {@code lock-cache-renew.lua} does for a lock cache): told, on the watchdog thread, each time a
- *     renewal says so (the renewal counts); null for every other script
+ * @param notice for a renew script whose reply 2 renews the item and has news for its owner (another
+ *     client asks a lock cache back, {@code lock-cache-renew.lua}; a condition waiter is signalled,
+ *     {@code cond-renew-place.lua}): told, on the watchdog thread, each time a renewal says so (the
+ *     renewal counts); null for every other script
  */
 public record Renewal(Script script, String[] keys, String[] itemArgs, long fixedLeaseMillis, long startNanos,
-        Thread owner, Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack, Runnable askedBack) {
+        Thread owner, Consumer<LostHold.Cause> onLost, BooleanSupplier takeBack, Runnable notice) {
 
     /**
      * Checks the item against the script and copies its arrays.
@@ -88,6 +89,29 @@ public record Renewal(Script script, String[] keys, String[] itemArgs, long fixe
     public static Renewal ofClient(Script script, String[] keys, String[] itemArgs, long sentNanos,
             Consumer<LostHold.Cause> onLost) {
         return new Renewal(script, keys, itemArgs, 0, sentNanos, null, onLost, null, null);
+    }
+
+    /**
+     * A condition waiter's place, owned by the waiting thread: renewed every tick while the waiter
+     * waits, and, once it is signalled, its signal until it takes it up or leaves (both end with
+     * {@link Watchdog#unregister}); {@code signalled} is told whenever a renewal finds the waiter
+     * signalled, the backstop of a wake-up message that was lost.
+     *
+     * @param script the batched script that renews places ({@code cond-renew-place.lua})
+     * @param keys the keys of one item of that script
+     * @param itemArgs the arguments of one item of that script: the waiter
+     * @param sentNanos {@link System#nanoTime()} just before the registering command was sent
+     * @param owner the waiting thread
+     * @param onLost told once, on the watchdog thread, if the place ends other than by
+     *     {@link Watchdog#unregister}
+     * @param signalled told, on the watchdog thread, for each renewal that finds the waiter signalled
+     * @return the renewal
+     * @throws IllegalArgumentException if the keys or arguments do not fit one item of the script
+     */
+    public static Renewal ofWaiter(Script script, String[] keys, String[] itemArgs, long sentNanos, Thread owner,
+            Consumer<LostHold.Cause> onLost, Runnable signalled) {
+        return new Renewal(script, keys, itemArgs, 0, sentNanos, Objects.requireNonNull(owner, "owner"), onLost, null,
+                Objects.requireNonNull(signalled, "signalled"));
     }
 
     /**

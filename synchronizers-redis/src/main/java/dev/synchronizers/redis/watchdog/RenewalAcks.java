@@ -74,8 +74,12 @@ final class RenewalAcks {
         });
     }
 
-    /** Whether a renewal wrote the lease again: renewed, or renewed and asked back (a lock cache). */
+    /**
+     * Whether a renewal wrote the lease again: renewed, renewed and asked back (a lock cache), or a
+     * signal renewed (a condition waiter).
+     */
     private static boolean renewed(RenewReply.Outcome outcome) {
-        return outcome == RenewReply.Outcome.RENEWED || outcome == RenewReply.Outcome.ASKED_BACK;
+        return outcome == RenewReply.Outcome.RENEWED || outcome == RenewReply.Outcome.ASKED_BACK
+                || outcome == RenewReply.Outcome.SIGNALLED;
     }
 }

@@ -385,12 +385,13 @@ public final class Watchdog implements AutoCloseable {
                     && (lease.renewal.takeBack() == null || lease.renewal.takeBack().getAsBoolean())) {
                 lease.renewedNanos = tickStart;
                 renewedAndFailed[0]++;
-            } else if (outcome == RenewReply.Outcome.ASKED_BACK) {
-                // A lock cache that another client waits for (lock-cache-renew.lua): renewed, and
-                // its client is told, the backstop of an ask-back message that was lost.
+            } else if (outcome == RenewReply.Outcome.ASKED_BACK || outcome == RenewReply.Outcome.SIGNALLED) {
+                // A lock cache that another client waits for (lock-cache-renew.lua), a condition
+                // waiter signalled (cond-renew-place.lua): renewed, and its owner is told, the
+                // backstop of an ask-back or wake-up message that was lost.
                 lease.renewedNanos = tickStart;
                 renewedAndFailed[0]++;
-                askedBack(lease);
+                notice(lease);
             } else {
                 lose(lease, LostHold.Cause.GONE);
             }
@@ -412,15 +413,15 @@ public final class Watchdog implements AutoCloseable {
         }
     }
 
-    private static void askedBack(Lease lease) {
-        Runnable askedBack = lease.renewal.askedBack();
-        if (askedBack == null) {
+    private static void notice(Lease lease) {
+        Runnable notice = lease.renewal.notice();
+        if (notice == null) {
             return;
         }
         try {
-            askedBack.run();
+            notice.run();
         } catch (RuntimeException e) {
-            log.warn("watchdog: telling a lock cache that it is asked back failed", e);
+            log.warn("watchdog: telling {} what its renewal found failed", lease.renewal.script().file, e);
         }
     }
 

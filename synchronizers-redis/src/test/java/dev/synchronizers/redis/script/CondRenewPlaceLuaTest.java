@@ -15,18 +15,40 @@ class CondRenewPlaceLuaTest extends LuaTestBase {
                 waiters);
     }
 
+    /**
+     * A waiting waiter's place is renewed (1); a signalled one, which takes its signal up only once
+     * it has the lock again, has its signal renewed (2), so that the signal stays its own however
+     * long the lock is kept after it.
+     */
     @Test
-    void renew_waitingAndSignalled_renewsOnlyTheWaiting() throws Exception {
+    void renew_waitingAndSignalled_renewsThePlaceAndTheSignal() throws Exception {
         CondFixture first = new CondFixture(lua, base + ":1");
         CondFixture second = new CondFixture(lua, base + ":2");
         first.waiting(lua.serverMillis() + 30_000, "w-a");
         second.waiting(lua.serverMillis() + 30_000, "w-x");
-        lua.redis.zadd(second.signalled, (double) lua.farEnd(), "w-b");
+        lua.redis.zadd(second.signalled, (double) (lua.serverMillis() + 1_000), "w-b");
+        lua.redis.pexpire(second.signalled, 2_000);
         long before = lua.serverMillis();
         List<Object> reply = renew(LuaHarness.LONG_LEASE_MS, new String[] {first.lock, second.lock}, "w-a", "w-b");
         long after = lua.serverMillis();
-        assertEquals(List.of(1L, 0L), reply);
+        assertEquals(List.of(1L, 2L), reply);
         lua.assertEndWithin(first.places, "w-a", before + LuaHarness.LONG_LEASE_MS, after + LuaHarness.LONG_LEASE_MS);
+        lua.assertEndWithin(second.signalled, "w-b", before + LuaHarness.LONG_LEASE_MS,
+                after + LuaHarness.LONG_LEASE_MS);
+        lua.assertTtlSetSince(second.signalled, 2 * LuaHarness.LONG_LEASE_MS, before);
+        assertEquals(List.of("w-x"), lua.redis.zrange(second.queue, 0, -1), "the other waiter still waits");
+    }
+
+    /** A signal whose lease ran out is not renewed: its waiter stopped renewing it, and it passes on. */
+    @Test
+    void renew_ownSignalRanOut_isPassedOnNotRenewed() throws Exception {
+        CondFixture cond = new CondFixture(lua, base);
+        cond.waiting(lua.farEnd(), "w-next");
+        lua.redis.zadd(cond.signalled, (double) (lua.serverMillis() - 1), "w-late");
+        lua.redis.pexpire(cond.signalled, LuaHarness.LONG_LEASE_MS);
+        lua.assertPublishes(cond.wake, () -> assertEquals(List.of(0L),
+                renew(30_000, new String[] {cond.lock}, "w-late")), "granted:w-next");
+        assertEquals(List.of("w-next"), lua.redis.zrange(cond.signalled, 0, -1));
     }
 
     /** A place whose lease ran out is not renewed: its waiter stopped renewing. */
@@ -44,8 +66,8 @@ class CondRenewPlaceLuaTest extends LuaTestBase {
         cond.waiting(lua.farEnd(), "w-live");
         lua.redis.zadd(cond.signalled, (double) (lua.serverMillis() - 1), "w-dead");
         lua.redis.pexpire(cond.signalled, LuaHarness.LONG_LEASE_MS);
-        lua.assertPublishes(cond.wake, () -> assertEquals(List.of(0L),
-                renew(30_000, new String[] {cond.lock}, "w-live"), "no longer waiting: signalled"),
+        lua.assertPublishes(cond.wake, () -> assertEquals(List.of(2L),
+                renew(30_000, new String[] {cond.lock}, "w-live"), "signalled now, its signal renewed"),
                 "granted:w-live");
         assertEquals(List.of("w-live"), lua.redis.zrange(cond.signalled, 0, -1));
     }

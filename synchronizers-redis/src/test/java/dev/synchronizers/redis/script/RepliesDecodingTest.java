@@ -396,7 +396,7 @@ class RepliesDecodingTest {
 
     @ParameterizedTest
     @EnumSource(value = Script.class, names = {"LOCK_RENEW", "FAIR_LOCK_RENEW_PLACE", "RW_READ_RENEW",
-        "SEMAPHORE_RENEW_PLACE", "SEMAPHORE_RENEW", "REDLOCK_RENEW", "LOCK_CACHE_RENEW"})
+        "SEMAPHORE_RENEW_PLACE", "SEMAPHORE_RENEW", "REDLOCK_RENEW", "LOCK_CACHE_RENEW", "COND_RENEW_PLACE"})
     void renew_renewedAndGone_perItemInOrder(Script script) {
         assertEquals(new RenewReply(List.of(RenewReply.Outcome.RENEWED)), RenewReply.of(script, reply(1L), 1));
         assertEquals(new RenewReply(List.of(RenewReply.Outcome.GONE)), RenewReply.of(script, reply(0L), 1));
@@ -418,6 +418,14 @@ class RepliesDecodingTest {
         assertEquals(new RenewReply(List.of(RenewReply.Outcome.ASKED_BACK, RenewReply.Outcome.RENEWED,
                 RenewReply.Outcome.GONE)), RenewReply.of(Script.LOCK_CACHE_RENEW, reply(2L, 1L, 0L), 3));
         assertUnexpected(Script.LOCK_CACHE_RENEW, () -> RenewReply.of(Script.LOCK_CACHE_RENEW, reply(3L), 1));
+    }
+
+    @Test
+    void renew_signalled_onlyFromTheConditionPlaceRenewal() {
+        assertEquals(new RenewReply(List.of(RenewReply.Outcome.SIGNALLED, RenewReply.Outcome.RENEWED,
+                RenewReply.Outcome.GONE)), RenewReply.of(Script.COND_RENEW_PLACE, reply(2L, 1L, 0L), 3));
+        assertUnexpected(Script.COND_RENEW_PLACE, () -> RenewReply.of(Script.COND_RENEW_PLACE, reply(3L), 1));
+        assertUnexpected(Script.FAIR_LOCK_RENEW_PLACE, () -> RenewReply.of(Script.FAIR_LOCK_RENEW_PLACE, reply(2L), 1));
     }
 
     @Test
