@@ -225,9 +225,13 @@ public final class RedisSynchronizers implements Synchronizers {
      * with a place in a line in Redis (a fair lock's, a semaphore's) to leave it, so that nothing
      * released later is handed to a waiter that is gone, at most the command timeout (an
      * acquisition whose command is in flight and unanswered then fails as the connection closes
-     * under it); stops the watchdog; and closes the connections, and the Lettuce client if this
-     * instance created it. Holds still held are not released; they expire with their lease.
-     * Idempotent.
+     * under it); gives back the locks it caches idle; delivers every lost-hold report that a reply
+     * in flight can still produce (a cached lock's give-back found gone, or not answered within
+     * the command timeout: reported {@code UNRENEWABLE}), on the listeners' executors, before it
+     * returns; stops the watchdog; and closes the connections, and the Lettuce client if this
+     * instance created it. Holds still held are not released; they expire with their lease. Takes
+     * about two command timeouts at most when Redis does not answer, more only by what a listener
+     * on the watchdog thread takes. Idempotent.
      */
     @Override
     public void close() {
@@ -485,7 +489,13 @@ public final class RedisSynchronizers implements Synchronizers {
 
         /**
          * Adds a listener told of every hold this client loses, run on the client's watchdog
-         * thread: it must be quick and must not block.
+         * thread: it must be quick and must not block. While it runs, no hold of this client is
+         * renewed; one that blocks for a lease makes every other hold of the client lost. Every
+         * report learned before {@link RedisSynchronizers#close()} returns is delivered, none
+         * dropped by the shutdown: {@code close()} waits for the reports queued for this thread, at
+         * most the command timeout; behind a listener slower than that, the rest run on the
+         * watchdog thread after {@code close()} returns, and a report learned after the watchdog
+         * stopped runs on the thread that learned it.
          *
          * @param listener the listener
          * @return this builder
