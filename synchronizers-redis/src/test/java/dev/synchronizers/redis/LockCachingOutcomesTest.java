@@ -24,10 +24,6 @@ import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.RedisCodec;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -246,8 +242,7 @@ class LockCachingOutcomesTest {
         RedisCommands<String, String> admin = opened.commands(server.uri());
         FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
         // Pub/Sub straight to the server: a cut of the proxied connection then wakes no waiter.
-        RedisClient split = new PubSubElsewhere(opened.add(new Resources()).resources, RedisURI.create(server.uri()));
-        opened.add(split::shutdown);
+        RedisClient split = opened.add(PubSubElsewhere.to(server.uri()));
         RedisSynchronizers cachingClient = opened.add(RedisSynchronizers.builder()
                 .client(split, RedisURI.create(proxy.uri())).keyPrefix(prefix).lease(LONG_LEASE)
                 .commandTimeout(TIMEOUT).lockCaching(true).build());
@@ -364,8 +359,7 @@ class LockCachingOutcomesTest {
         RedisCommands<String, String> admin = opened.commands(server.uri());
         FaultProxy pubSubProxy = opened.add(FaultProxy.start(server.port()));
         Duration lease = Duration.ofSeconds(30);
-        RedisClient split = new PubSubElsewhere(opened.add(new Resources()).resources, RedisURI.create(pubSubProxy.uri()));
-        opened.add(split::shutdown);
+        RedisClient split = opened.add(PubSubElsewhere.to(pubSubProxy.uri()));
         RedisSynchronizers cachingClient = opened.add(RedisSynchronizers.builder()
                 .client(split, RedisURI.create(server.uri())).keyPrefix(prefix).lease(lease)
                 .commandTimeout(TIMEOUT).lockCaching(true).build());
@@ -603,30 +597,5 @@ class LockCachingOutcomesTest {
                 return false;
             }
         });
-    }
-
-    /** A Lettuce client whose Pub/Sub connections go elsewhere (a proxy), so they can fail alone. */
-    private static final class PubSubElsewhere extends RedisClient {
-        private final RedisURI pubSub;
-
-        PubSubElsewhere(ClientResources resources, RedisURI pubSub) {
-            super(resources, pubSub);
-            this.pubSub = pubSub;
-        }
-
-        @Override
-        public <K, V> StatefulRedisPubSubConnection<K, V> connectPubSub(RedisCodec<K, V> codec, RedisURI uri) {
-            return super.connectPubSub(codec, pubSub);
-        }
-    }
-
-    /** Client resources the test shuts down. */
-    private static final class Resources implements AutoCloseable {
-        final ClientResources resources = DefaultClientResources.create();
-
-        @Override
-        public void close() {
-            resources.shutdown();
-        }
     }
 }

@@ -18,10 +18,6 @@ import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.RedisCodec;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
-import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
@@ -167,8 +163,7 @@ class LockCachingReviewTest {
         RedisServer server = redis.startManaged();
         RedisCommands<String, String> admin = opened.commands(server.uri());
         FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
-        RedisClient split = new PubSubElsewhere(opened.add(new Resources()).resources, RedisURI.create(server.uri()));
-        opened.add(split::shutdown);
+        RedisClient split = opened.add(PubSubElsewhere.to(server.uri()));
         RedisSynchronizers cachingClient = opened.add(RedisSynchronizers.builder()
                 .client(split, RedisURI.create(proxy.uri())).keyPrefix(prefix).lease(LONG_LEASE)
                 .commandTimeout(Duration.ofSeconds(PATIENCE_SECONDS * 2)).lockCaching(true).build());
@@ -270,30 +265,5 @@ class LockCachingReviewTest {
                 }
             }
         });
-    }
-
-    /** A Lettuce client whose Pub/Sub connections go elsewhere, here straight to the server past the proxy. */
-    private static final class PubSubElsewhere extends RedisClient {
-        private final RedisURI pubSub;
-
-        PubSubElsewhere(ClientResources resources, RedisURI pubSub) {
-            super(resources, pubSub);
-            this.pubSub = pubSub;
-        }
-
-        @Override
-        public <K, V> StatefulRedisPubSubConnection<K, V> connectPubSub(RedisCodec<K, V> codec, RedisURI uri) {
-            return super.connectPubSub(codec, pubSub);
-        }
-    }
-
-    /** Client resources the test shuts down. */
-    private static final class Resources implements AutoCloseable {
-        final ClientResources resources = DefaultClientResources.create();
-
-        @Override
-        public void close() {
-            resources.shutdown();
-        }
     }
 }
