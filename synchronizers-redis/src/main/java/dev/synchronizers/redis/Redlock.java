@@ -6,6 +6,7 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.support.EventThread;
 import dev.synchronizers.redis.wakeup.FanOutTransport;
 import dev.synchronizers.redis.wakeup.PubSubTransport;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -20,7 +21,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -95,7 +95,7 @@ public final class Redlock implements AutoCloseable {
      * every tick. Not a node's watchdog thread, which waits out its node's replies in each tick: a
      * stalled node would delay every report and chore behind it.
      */
-    private final ScheduledThreadPoolExecutor events;
+    private final EventThread events;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LoadingCache<String, RedisLock> locks;
 
@@ -138,16 +138,11 @@ public final class Redlock implements AutoCloseable {
         this.nodes = List.copyOf(built);
         this.wakeups = new WakeupDispatcher(new FanOutTransport(nodes.stream().<PubSubTransport>map(RedlockNode::transport)
                 .toList()), timeout, Owner.prefixOf(clientId), metrics);
-        this.events = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread thread = new Thread(runnable, eventsThreadName());
-            thread.setDaemon(true);
-            return thread;
-        });
-        events.setRemoveOnCancelPolicy(true);
+        this.events = new EventThread(eventsThreadName());
         long tickMillis = Math.max(1, leaseMillis / 3);
-        events.scheduleWithFixedDelay(this::chores, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
+        events.scheduler().scheduleWithFixedDelay(this::chores, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
         this.context = new ClientContext("Redlock", clientId, options.keyPrefix(), wakeups,
-                options.lostHoldListeners(events, metrics), metrics, leaseMillis, timeout, closed,
+                options.lostHoldListeners(events.reports(), metrics), metrics, leaseMillis, timeout, closed,
                 options.asyncExecutor());
         metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
         this.locks = Caffeine.newBuilder().weakValues()
@@ -246,14 +241,8 @@ public final class Redlock implements AutoCloseable {
         for (RedlockNode node : nodes) {
             node.close();
         }
-        events.shutdownNow();
-        if (!Thread.currentThread().getName().equals(eventsThreadName())) {
-            try {
-                events.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        // Reports already queued are delivered, not dropped; at most a timeout is waited for them.
+        events.close(timeout);
         context.closeAsync();
         metrics.close();
     }

@@ -5,6 +5,7 @@ import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.RenewReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.support.EventThread;
 import dev.synchronizers.redis.support.Replies;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,7 +19,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -77,11 +77,9 @@ public final class Watchdog implements AutoCloseable {
     private volatile RenewalAcks renewalAcks;
     private final Set<Lease> leases = ConcurrentHashMap.newKeySet();
     private final List<Runnable> chores = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final EventThread events;
     private final ScheduledExecutorService scheduler;
-    /** {@link #scheduler}, or the caller's thread once it is closed: see {@link #executor()}. */
-    private final Executor reports;
     private final FollowUps followUps;
-    private volatile Thread thread;
     /**
      * Ticks in a row in which some renewal got no answer: only the first of a run is logged as a
      * warning, and the first tick that renews again says how long the run was, so that a server
@@ -121,24 +119,8 @@ public final class Watchdog implements AutoCloseable {
         this.safetyNanos = Math.min(TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 20)
                 + options.drift().toNanos();
         this.timeout = options.timeout();
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread created = new Thread(runnable, options.threadName());
-            created.setDaemon(true);
-            thread = created;
-            return created;
-        });
-        executor.setRemoveOnCancelPolicy(true);
-        // At close, tasks already due (reports, listeners) still run; ticks and timers do not.
-        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        this.scheduler = executor;
-        this.reports = task -> {
-            try {
-                scheduler.execute(task);
-            } catch (RejectedExecutionException e) {
-                // Closed: run here rather than drop what the client learned (a lost-hold report).
-                task.run();
-            }
-        };
+        this.events = new EventThread(options.threadName());
+        this.scheduler = events.scheduler();
         this.followUps = new FollowUps(recorder, scheduler, System::nanoTime);
         scheduler.scheduleWithFixedDelay(this::tick, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
     }
@@ -223,7 +205,7 @@ public final class Watchdog implements AutoCloseable {
      *     the caller's thread once the watchdog is closed
      */
     public Executor executor() {
-        return reports;
+        return events.reports();
     }
 
     /**
@@ -444,14 +426,7 @@ public final class Watchdog implements AutoCloseable {
      */
     @Override
     public void close() {
-        scheduler.shutdown();
-        if (Thread.currentThread() != thread) {
-            try {
-                scheduler.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        events.close(timeout);
         leases.clear();
         followUps.clear();
     }
