@@ -745,11 +745,11 @@ class SentinelTest {
         RedisServer lagging = sentinels.sentinels().get(2);
         RedisServer peer = sentinels.sentinels().get(0);
         RedisSentinelCommands<String, String> laggingCommands = sentinelCommands(lagging);
-        if (configEpoch(laggingCommands) < 1) {
+        if (LaggingSentinel.configEpoch(laggingCommands) < 1) {
             sentinels.failover();   // a previous configuration must have an epoch above a forgetful sentinel's 0
         }
         RedisServer previous = sentinels.master();
-        long previousEpoch = configEpoch(laggingCommands);
+        long previousEpoch = LaggingSentinel.configEpoch(laggingCommands);
         RedisServer current = sentinels.failover();
         Duration timeout = Duration.ofSeconds(2);
         SentinelTopology topology = opened.add(SentinelTopology.connect(null, null,
@@ -765,7 +765,7 @@ class SentinelTest {
         String priority = previousCommands.configGet("replica-priority").get("replica-priority");
         previousCommands.configSet("replica-priority", "0");
         try {
-            announceTheOlderConfiguration(laggingCommands, peer, current, previous, previousEpoch);
+            LaggingSentinel.announceTheOlderConfiguration(laggingCommands, peer, current, previous, previousEpoch);
             // Meanwhile it demotes nothing: the master it names reports itself a replica.
             Await.until("the lagging sentinel catches up from the others' hellos", () -> ((InetSocketAddress)
                     laggingCommands.getMasterAddrByName(RedisSentinels.MASTER_NAME)).getPort() == current.port());
@@ -787,59 +787,11 @@ class SentinelTest {
         }
     }
 
-    /**
-     * Makes {@code sentinel} forget what it knows of the master (it monitors {@code current} again,
-     * at configuration epoch 0) and then hear late, as a hello from {@code peer}, the previous
-     * configuration: it switches to {@code previous} and announces {@code +switch-master} from
-     * {@code current} to {@code previous}. A real hello reaching it between the two would make it
-     * catch up first; then it is made to forget again. Its settings are those of the set again
-     * afterwards.
-     */
-    private static void announceTheOlderConfiguration(RedisSentinelCommands<String, String> sentinel, RedisServer peer,
-            RedisServer current, RedisServer previous, long previousEpoch) {
-        try {
-            for (int attempt = 1; ; attempt++) {
-                sentinel.remove(RedisSentinels.MASTER_NAME);
-                sentinel.monitor(RedisSentinels.MASTER_NAME, current.host(), current.port(), 2);
-                hello(sentinel, peer, previous, previousEpoch);
-                int named = ((InetSocketAddress) sentinel.getMasterAddrByName(RedisSentinels.MASTER_NAME)).getPort();
-                if (named == previous.port()) {
-                    return;
-                }
-                assertTrue(attempt < 5, "the sentinel kept catching up before the older configuration reached it");
-            }
-        } finally {
-            sentinel.set(RedisSentinels.MASTER_NAME, "down-after-milliseconds", "1000");
-            sentinel.set(RedisSentinels.MASTER_NAME, "failover-timeout", "3000");
-            sentinel.set(RedisSentinels.MASTER_NAME, "parallel-syncs", "2");
-        }
-    }
-
-    /**
-     * Delivers to {@code sentinel} the hello {@code from} would publish if it named {@code master}
-     * with {@code epoch}: {@code ip,port,runid,current-epoch,name,master-ip,master-port,config-epoch}.
-     * A sentinel processes a hello published to it as one heard on a server's hello channel.
-     */
-    private static void hello(RedisSentinelCommands<String, String> sentinel, RedisServer from, RedisServer master,
-            long epoch) {
-        String runId = infoField(from.info("server"), "run_id");
-        String hello = String.join(",", from.host(), Integer.toString(from.port()), runId, Long.toString(epoch),
-                RedisSentinels.MASTER_NAME, master.host(), Integer.toString(master.port()), Long.toString(epoch));
-        sentinel.dispatch(io.lettuce.core.protocol.CommandType.PUBLISH,
-                new io.lettuce.core.output.IntegerOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
-                new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
-                        .addKey("__sentinel__:hello").addValue(hello));
-    }
-
     private RedisSentinelCommands<String, String> sentinelCommands(RedisServer sentinel) {
         io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create();
         opened.add(client::shutdown);
         return client.connectSentinel(io.lettuce.core.codec.StringCodec.UTF8,
                 io.lettuce.core.RedisURI.create(sentinel.uri())).sync();
-    }
-
-    private static long configEpoch(RedisSentinelCommands<String, String> sentinel) {
-        return Long.parseLong(sentinel.master(RedisSentinels.MASTER_NAME).get("config-epoch"));
     }
 
     /** The ports of the servers the client switched to, in order, as their INFO replies name them. */
@@ -852,16 +804,7 @@ class SentinelTest {
     }
 
     private static int port(String info) {
-        return Integer.parseInt(infoField(info, "tcp_port"));
-    }
-
-    private static String infoField(String info, String field) {
-        for (String line : info.split("\r?\n")) {
-            if (line.startsWith(field + ":")) {
-                return line.substring(field.length() + 1).trim();
-            }
-        }
-        throw new IllegalStateException("no " + field + " in " + info);
+        return Integer.parseInt(LaggingSentinel.infoField(info, "tcp_port"));
     }
 
     /* --------------- replica acknowledgement --------------- */

@@ -109,6 +109,32 @@ public final class Replies {
     }
 
     /**
+     * Tells whether a command failed because the server it went to is a replica now: a
+     * {@code READONLY} error reply, as a write gets on a replica, and as a script's write gets
+     * there (Redis 7 passes the script's error on as it is; Redis 6.2 wraps it in an
+     * {@code ERR Error running script} reply that quotes {@code -READONLY}). The caller still gets
+     * it as any reply that means "not now" ({@link SynchronizerUnavailableException}, from {@link
+     * #translate}); this only lets a topology that follows a moving master notice that the server
+     * it takes for the master is not one.
+     *
+     * @param failure what the client reported, possibly wrapped in a {@link CompletionException}
+     *     or an {@link ExecutionException}
+     * @return true for a {@code READONLY} error reply
+     */
+    public static boolean readOnly(Throwable failure) {
+        Throwable cause = failure;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (!(cause instanceof RedisCommandExecutionException error)) {
+            return false;
+        }
+        String message = String.valueOf(error.getMessage());
+        return message.startsWith("READONLY") || message.contains("-READONLY ");
+    }
+
+    /**
      * Error replies that say the server cannot serve the command now, not that it is wrong: a
      * cluster resharding or failing over ({@code TRYAGAIN}, {@code CLUSTERDOWN}, {@code MOVED} and
      * {@code ASK} beyond the redirections the client follows), a replica without its master

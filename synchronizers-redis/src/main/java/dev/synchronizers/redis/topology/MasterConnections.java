@@ -35,6 +35,8 @@ final class MasterConnections {
     private volatile boolean stale;
     /** When the client stopped trusting it, by {@link System#nanoTime()}; for the log. */
     private volatile long distrustedSinceNanos;
+    /** Set once a command sent here was answered {@code READONLY}: the server is a replica now. */
+    private volatile boolean readOnly;
     /** The side connection ({@link SentinelTopology#openSideConnection()}), once one is wanted; else null. */
     private volatile StatefulRedisConnection<String, String> side;
     private final ReentrantLock sideLock = new ReentrantLock();
@@ -103,6 +105,16 @@ final class MasterConnections {
             distrustedSinceNanos = System.nanoTime();
         }
         stale = true;
+    }
+
+    /** A command sent here was answered {@code READONLY}: the server is a replica now. */
+    void markReadOnly() {
+        readOnly = true;
+    }
+
+    /** Whether a command sent here was answered {@code READONLY} ({@link #markReadOnly()}). */
+    boolean readOnly() {
+        return readOnly;
     }
 
     /** When the client stopped trusting this master, by {@link System#nanoTime()}; for the log. */

@@ -45,7 +45,15 @@ import org.slf4j.LoggerFactory;
  * knows: a sentinel that lags behind announces late the switches it missed, which may lead from
  * the current master back to an older one. Any other announcement is checked with the announcing
  * sentinel first, and the client moves only to a configuration newer than the one it knows. So a
- * sentinel that lags behind cannot move it back.
+ * sentinel that lags behind cannot move it back. If the announcing sentinel does not answer within
+ * the command timeout, the client follows the announcement unconfirmed, and asks that sentinel
+ * until it answers: an answer that shows the announcement was stale moves the client back to the
+ * master of the configuration it knew.
+ *
+ * <p>A {@code READONLY} reply from the current master (it is a replica now) has the client ask
+ * every sentinel for the master, at most once a second: it moves to a newer configuration they
+ * name, or back to the one it knew if it came to this server unconfirmed. The caller still gets
+ * the {@code READONLY} as {@link SynchronizerUnavailableException}.
  *
  * <p>Listening to the sentinels and deciding when to move is {@link SentinelWatch}'s; one master's
  * connections are a {@link MasterConnections}; the commands handed out follow the current master
@@ -77,7 +85,7 @@ public final class SentinelTopology implements Topology {
     private volatile boolean sidesWanted;
 
     private SentinelTopology(RedisClient client, boolean ownsClient, RedisURI uri, Duration timeout,
-            MasterConnections first, long epoch, boolean sharded) {
+            MasterConnections first, SentinelWatch.Named named, boolean sharded) {
         this.client = client;
         this.ownsClient = ownsClient;
         this.uri = uri;
@@ -86,8 +94,9 @@ public final class SentinelTopology implements Topology {
         this.sharded = sharded;
         this.transport = new SingleConnectionTransport(first.pubSub, sharded);
         // Every command goes over the current master's one connection: see MasterProxy for the order.
-        this.commands = MasterProxy.of(() -> current.connection, "commands of the master of " + describe(uri));
-        this.watch = new SentinelWatch(client, uri, timeout, epoch, new SentinelWatch.Follower() {
+        this.commands = MasterProxy.of(() -> current, master -> master.connection,
+                "commands of the master of " + describe(uri), this::failed);
+        this.watch = new SentinelWatch(client, uri, timeout, named, new SentinelWatch.Follower() {
             @Override
             public MasterConnections current() {
                 return current;
@@ -148,8 +157,7 @@ public final class SentinelTopology implements Topology {
             }
             first = MasterConnections.open(client, uri, named.host(), named.port());
             boolean sharded = ServerVersion.shardedPubSub(first.connection.async(), timeout);
-            SentinelTopology topology = new SentinelTopology(client, given == null, uri, timeout, first, named.epoch(),
-                    sharded);
+            SentinelTopology topology = new SentinelTopology(client, given == null, uri, timeout, first, named, sharded);
             topology.watch.start();
             return topology;
         } catch (RuntimeException e) {
@@ -179,7 +187,8 @@ public final class SentinelTopology implements Topology {
     public RedisClusterAsyncCommands<String, String> openSideConnection() {
         sidesWanted = true;
         current.side(client);
-        return MasterProxy.of(() -> current.side(client), "side connection of the master of " + describe(uri));
+        return MasterProxy.of(() -> current, master -> master.side(client),
+                "side connection of the master of " + describe(uri), this::failed);
     }
 
     @Override
@@ -320,6 +329,17 @@ public final class SentinelTopology implements Topology {
                 watch.resolveAll();
             }
         });
+    }
+
+    /**
+     * A command sent to {@code master} failed: a {@code READONLY} reply says that server is a
+     * replica now, and has the watch ask the sentinels for the master again
+     * ({@link SentinelWatch#readOnly}). On the Lettuce I/O thread that completed the reply.
+     */
+    private void failed(MasterConnections master, Throwable failure) {
+        if (Replies.readOnly(failure)) {
+            watch.readOnly(master);
+        }
     }
 
     /** The URI without credentials. */

@@ -20,6 +20,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +39,15 @@ import org.slf4j.LoggerFactory;
  * switches it missed, which may lead from the current master back to an older one. Any other
  * announcement, and every answer to asking a sentinel, moves the follower only to a configuration
  * newer than the one known. So a sentinel that lags behind cannot move it back.
+ *
+ * <p>The configuration known is a master and its epoch as one answer named them, never an epoch
+ * alone. When the announcing sentinel does not answer in time, the follower follows its
+ * announcement with the new master's epoch unknown, and that move stays unconfirmed: the watch
+ * keeps asking that sentinel until it answers. An answer that names the new master with an epoch
+ * not older than the one known confirms it; an answer of that sentinel that names a configuration
+ * not newer than the one known shows the announcement was stale, and so does a {@code READONLY}
+ * from the new master ({@link #readOnly}) once a sentinel names the known configuration: the
+ * follower then moves back to the known configuration's master.
  *
  * <p>Threads: announcements arrive on Lettuce I/O threads, where they are only read, the current
  * master marked untrusted and the rest handed over; every decision and every move (the follower's
@@ -58,6 +68,9 @@ final class SentinelWatch {
 
     /** How long to wait before trying again a sentinel that could not be reached, or a failed switch. */
     private static final long RETRY_MILLIS = 500;
+
+    /** The least time between two re-discoveries that {@code READONLY} replies start ({@link #readOnly}). */
+    private static final long READONLY_REDISCOVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /**
      * The client side the watch moves from master to master: its connections to the current
@@ -102,20 +115,35 @@ final class SentinelWatch {
     private final ScheduledThreadPoolExecutor worker;
     private volatile Thread workerThread;
     private final List<Ear> ears = new ArrayList<>();
-    /** The highest configuration epoch a sentinel named the current master with; -1 if unknown. */
-    private volatile long knownEpoch;
+    /**
+     * The newest configuration an answer named: its master and its epoch, from one answer
+     * ({@link #UNKNOWN_EPOCH} if the first answer named none). Written on the worker thread only.
+     */
+    private volatile Named known;
+    /**
+     * The epoch an answer named the follower's current master with; {@link #UNKNOWN_EPOCH} after
+     * a move on an announcement its sentinel did not answer in time, until an answer names it.
+     * Below {@code known}'s epoch while such a move is unconfirmed. Written on the worker thread only.
+     */
+    private volatile long currentEpoch;
+    /** The sentinel whose announcement moved the follower without an answer, while that move is unconfirmed; else null. */
+    private volatile Ear movedBy;
+    /** When {@link #readOnly} last asked the sentinels, by {@link System#nanoTime()}. */
+    private final AtomicLong readOnlyAskedNanos = new AtomicLong(System.nanoTime() - READONLY_REDISCOVERY_NANOS);
     private volatile boolean closed;
 
     /**
      * Creates the watch and its thread; listens to nothing before {@link #start()}.
      *
-     * @param epoch the configuration epoch the follower's current master was named with
+     * @param first the follower's current master and the configuration epoch it was named with,
+     *     as one answer named them
      */
-    SentinelWatch(RedisClient client, RedisURI uri, Duration timeout, long epoch, Follower follower) {
+    SentinelWatch(RedisClient client, RedisURI uri, Duration timeout, Named first, Follower follower) {
         this.client = client;
         this.uri = uri;
         this.timeout = timeout;
-        this.knownEpoch = epoch;
+        this.known = first;
+        this.currentEpoch = first.epoch();
         this.follower = follower;
         this.worker = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "synchronizers-sentinel");
@@ -141,6 +169,28 @@ final class SentinelWatch {
         for (Ear ear : ears) {
             ear.resolve();
         }
+    }
+
+    /**
+     * A command sent to {@code master} was answered {@code READONLY}: that server is a replica now.
+     * If it is the follower's current master, asks every sentinel for the master, at most once a
+     * second however many replies say so; the answers move the follower to a newer configuration,
+     * or back to the known one when the move to this master is unconfirmed (see the class
+     * comment). Any thread; does not block.
+     */
+    void readOnly(MasterConnections master) {
+        if (closed || master != follower.current()) {
+            return;
+        }
+        master.markReadOnly();
+        long now = System.nanoTime();
+        long last = readOnlyAskedNanos.get();
+        if (now - last < READONLY_REDISCOVERY_NANOS || !readOnlyAskedNanos.compareAndSet(last, now)) {
+            return;
+        }
+        log.warn("the master {} of {} answers READONLY: it is a replica now; asking the sentinels for the master",
+                master, uri.getSentinelMasterId());
+        resolveAll();
     }
 
     /** Runs {@code task} on the watch's thread after {@code delayMillis}; once closed, never. */
@@ -216,8 +266,9 @@ final class SentinelWatch {
      * master, whose replies are trusted again once no other announcement about it is being
      * checked; if it names another master now, that answer is considered as any other
      * ({@link #consider}); if it names the announced master with an epoch not older than the one
-     * known, or does not answer within the command timeout, the client follows the announcement.
-     * On the worker thread.
+     * known, the client follows the announcement; if it does not answer within the command
+     * timeout, or names no epoch, the client follows it too, unconfirmed, and that sentinel is
+     * asked until it answers ({@link #moveUnconfirmed}). On the worker thread.
      */
     private void follow(Ear from, MasterConnections doubted, String host, int port) {
         try {
@@ -246,15 +297,22 @@ final class SentinelWatch {
             }
             // Older, not "not newer": one configuration epoch names one master (askFor pairs them
             // at one moment), so an equal epoch is the configuration the client already has.
-            if (named != null && named.epoch() != UNKNOWN_EPOCH && named.epoch() < knownEpoch) {
+            Named before = known;
+            if (named != null && named.epoch() != UNKNOWN_EPOCH && named.epoch() < before.epoch()) {
                 closeUnused(next);
                 log.info("sentinel {} names {}:{} with configuration epoch {}, older than the {} the client knows:"
-                        + " it lags behind; staying on {}", from.address(), host, port, named.epoch(), knownEpoch, now);
+                        + " it lags behind; staying on {}", from.address(), host, port, named.epoch(), before.epoch(),
+                        now);
                 return;
             }
             now.markStale();
-            if (next != null) {
-                switchTo(next, named == null ? -1 : named.epoch());
+            if (next == null) {
+                return;
+            }
+            if (named != null && named.epoch() != UNKNOWN_EPOCH) {
+                switchTo(next, named);
+            } else {
+                moveUnconfirmed(from, next, before);
             }
         } finally {
             doubted.checked();
@@ -269,37 +327,110 @@ final class SentinelWatch {
 
     /**
      * One sentinel named a master, when asked: follow it if its configuration is newer than the
-     * one known. On the worker thread, so that decisions and moves happen one at a time.
+     * one known; after an unconfirmed move, confirm it, or go back to the known configuration's
+     * master if the answer shows the move was stale (see the class comment). On the worker thread,
+     * so that decisions and moves happen one at a time.
      */
     private void consider(Ear from, Named named) {
         MasterConnections now = follower.current();
         if (closed) {
             return;
         }
-        if (now.is(named.host(), named.port())) {
-            knownEpoch = Math.max(knownEpoch, named.epoch());
-            return;
-        }
+        Named before = known;
+        boolean unconfirmed = currentEpoch < before.epoch();
         if (named.epoch() == UNKNOWN_EPOCH) {
+            if (now.is(named.host(), named.port()) && !unconfirmed) {
+                return;
+            }
             // The sentinel is failing the master over: ask it again once it is done (its
             // announcement of the switch may come first and move the client).
             log.debug("sentinel {} is failing the master over to {}:{}; asking it again", from.address(),
                     named.host(), named.port());
-            schedule(from::resolve, RETRY_MILLIS);
+            schedule(from == movedBy ? () -> askUntilAnswered(from, now) : from::resolve, RETRY_MILLIS);
             return;
         }
-        if (named.epoch() <= knownEpoch) {
-            log.debug("sentinel {} names {}:{} with configuration epoch {}, older than the {} known; ignored",
-                    from.address(), named.host(), named.port(), named.epoch(), knownEpoch);
+        if (now.is(named.host(), named.port())) {
+            if (named.epoch() >= before.epoch()) {
+                known = named;
+                currentEpoch = named.epoch();
+                movedBy = null;
+            } else if (unconfirmed && from == movedBy) {
+                moveBack(now, before, "sentinel " + from.address() + ", whose announcement moved the client here,"
+                        + " names " + now + " with configuration epoch " + named.epoch());
+            }
             return;
         }
+        if (named.epoch() > before.epoch()) {
+            now.markStale();
+            log.info("sentinel {} names {}:{} the master of {} (configuration epoch {}, the client knew {}), not {};"
+                    + " following it", from.address(), named.host(), named.port(), uri.getSentinelMasterId(),
+                    named.epoch(), before.epoch(), now);
+            MasterConnections next = connectTo(named.host(), named.port());
+            if (next != null) {
+                switchTo(next, named);
+            }
+            return;
+        }
+        if (unconfirmed && from == movedBy) {
+            moveBack(now, before, "sentinel " + from.address() + ", whose announcement moved the client here,"
+                    + " names " + named.host() + ":" + named.port() + " with configuration epoch " + named.epoch());
+            return;
+        }
+        if (unconfirmed && now.readOnly() && named.equals(before)) {
+            moveBack(now, before, now + " answers READONLY and sentinel " + from.address() + " names "
+                    + named.host() + ":" + named.port() + " with configuration epoch " + named.epoch());
+            return;
+        }
+        log.debug("sentinel {} names {}:{} with configuration epoch {}, not newer than the {} known; ignored",
+                from.address(), named.host(), named.port(), named.epoch(), before.epoch());
+    }
+
+    /**
+     * Follows an announcement without the new master's epoch (its sentinel did not answer in
+     * time, or named none): the move is unconfirmed until an answer names that master with an
+     * epoch not older than the one known, and the announcing sentinel is asked until it answers.
+     */
+    private void moveUnconfirmed(Ear from, MasterConnections next, Named before) {
+        currentEpoch = UNKNOWN_EPOCH;
+        movedBy = from;
+        follower.switchTo(next);
+        log.info("moved to {} on the announcement of sentinel {}, which did not tell its configuration epoch;"
+                + " asking it until it does (the client knew {}:{} with epoch {})", next, from.address(),
+                before.host(), before.port(), before.epoch());
+        schedule(() -> askUntilAnswered(from, next), RETRY_MILLIS);
+    }
+
+    /**
+     * Asks {@code from}, whose announcement moved the follower to {@code moved} unconfirmed, until
+     * it answers; stops once the move is confirmed or the follower has moved on.
+     */
+    private void askUntilAnswered(Ear from, MasterConnections moved) {
+        if (closed || follower.current() != moved || movedBy != from) {
+            return;
+        }
+        from.ask().whenComplete((named, failure) -> {
+            if (failure != null) {
+                log.debug("sentinel {} did not name the master yet: {}", from.address(), failure.getMessage());
+                schedule(() -> askUntilAnswered(from, moved), RETRY_MILLIS);
+            } else {
+                execute(() -> consider(from, named));
+            }
+        });
+    }
+
+    /**
+     * The unconfirmed move to {@code now} was stale: moves back to the master of the known
+     * configuration, {@code to}. If it cannot be reached yet, every sentinel is asked again a
+     * moment later ({@link #connectTo}); the move stays unconfirmed, and its sentinel's answer or
+     * a sentinel naming {@code to} after a {@code READONLY} tries again.
+     */
+    private void moveBack(MasterConnections now, Named to, String why) {
         now.markStale();
-        log.info("sentinel {} names {}:{} the master of {} (configuration epoch {}, the client knew {}), not {};"
-                + " following it", from.address(), named.host(), named.port(), uri.getSentinelMasterId(), named.epoch(),
-                knownEpoch, now);
-        MasterConnections next = connectTo(named.host(), named.port());
+        log.info("{}: the announcement that moved the client there was stale; moving back to {}:{}, the master of"
+                + " configuration epoch {}", why, to.host(), to.port(), to.epoch());
+        MasterConnections next = connectTo(to.host(), to.port());
         if (next != null) {
-            switchTo(next, named.epoch());
+            switchTo(next, to);
         }
     }
 
@@ -315,9 +446,13 @@ final class SentinelWatch {
         return next;
     }
 
-    /** Moves the follower to {@code next}, a configuration of {@code epoch} (-1 if not learnt). */
-    private void switchTo(MasterConnections next, long epoch) {
-        knownEpoch = Math.max(knownEpoch, epoch);
+    /** Moves the follower to {@code next}, the master of {@code named}'s configuration, whose epoch is known. */
+    private void switchTo(MasterConnections next, Named named) {
+        if (named.epoch() >= known.epoch()) {
+            known = named;
+        }
+        currentEpoch = named.epoch();
+        movedBy = null;
         follower.switchTo(next);
     }
 
