@@ -1,7 +1,7 @@
 -- semaphore-acquire.lua: take permits for a waiter if they are free and nobody is in line, claim permits granted to it while it waited, or queue it.
 --
 -- KEYS[1] total     string  the total number of permits
--- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum', ':total', ':lmin', ':pmin', ':ttl' (see below)
+-- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum', ':total', ':lmin', ':pmin', ':ttl', ':over' (see below)
 -- KEYS[3] leases    zset    grant -> end of its lease, server time in ms
 -- KEYS[4] queue     zset    waiter -> arrival order; only waiters not yet served
 -- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms
@@ -12,7 +12,7 @@
 -- ARGV[3] lease_ms  lease of the permits, in milliseconds
 -- ARGV[4] place_ms  lease of a place in the queue, in milliseconds
 -- ARGV[5] above     "wait": asking for more than the total, the caller waits for it to grow (marked
---                   for semaphore-add.lua to wake); "refuse": the caller fails, and nothing is written
+--                   for semaphore-add.lua and semaphore-set.lua to wake); "refuse": the caller fails, and nothing is written
 --
 -- Permits are counted per grant, never per client: a grant is renewed, released and given back
 -- under its own name, so nothing done for one acquisition can touch another's permits, and every
@@ -172,7 +172,18 @@ end
 -- is dropped. Each waiter asks for one permit at least, so no more than `free` can be served: the
 -- line is read that many at a time, with their asks, and not read again while it serves them.
 -- An ask is "<permits> <end of its place>" (the place's end copied, so that serving reads one
--- key); a bare "<permits>" has the end read from places.
+-- key); a bare "<permits>" has the end read from places. A first waiter asking for more than the
+-- total (it shrank since the waiter queued) leaves the line, so that it blocks nobody behind it
+-- (dead or alive), is told by its bare name to ask again, and is marked as waiting out of line.
+-- ':over' is that mark: a server time in ms until which a waiter asking for more than the total
+-- may wait out of line without asking again; semaphore-add.lua and semaphore-set.lua wake such
+-- waiters when the total grows, and semaphore-release.lua keeps the holdings while it lasts.
+local function over_until(until_ms)
+  local current = tonumber(pending[':over'] or redis.call('HGET', holds, ':over') or '0') or 0
+  pending[':over'] = math.max(current, until_ms)
+  must_write = true
+  need_until = math.max(need_until, until_ms)
+end
 local served, served_until, blocked = {}, 0, false
 while free > 0 and not blocked do
   local firsts = redis.call('ZRANGE', queue, 0, math.min(free, 100) - 1)
@@ -197,9 +208,9 @@ while free > 0 and not blocked do
     elseif free <= 0 then
       blocked = true
     elseif ask > total then
-      -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
+      out[#out + 1] = first
+      over_until(place_end)
       redis.call(publish, wakeups, first)
-      blocked = true
     elseif ask > free then
       blocked = true
     else
@@ -238,14 +249,13 @@ if mine or served[waiter] then
   return finish({1, free})
 end
 
--- More than the total: the caller waits out of line for the total to grow, and ':over' asks
--- semaphore-add.lua to wake it then.
+-- More than the total: the caller waits out of line for the total to grow, at most place_ms before
+-- it asks again, and ':over' (see serve-line) asks semaphore-add.lua and semaphore-set.lua to wake
+-- it then. The holdings, which keep the mark, live at least that long.
 if permits > total then
   if above == 'wait' then
-    pending[':over'] = 1
-    must_write = true
+    over_until(now_ms + place_ms)
     force_ttl = true
-    need_until = math.max(need_until, now_ms + place_ms)
   end
   return finish({-1, total})
 end

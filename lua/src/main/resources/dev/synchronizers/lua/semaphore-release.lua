@@ -1,7 +1,7 @@
 -- semaphore-release.lua: release permits of named grants, and serve the waiters first in line with the permits now free.
 --
 -- KEYS[1] total     string  the total number of permits
--- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum', ':total', ':lmin', ':pmin', ':ttl' (see semaphore-acquire.lua)
+-- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum', ':total', ':lmin', ':pmin', ':ttl', ':over' (see semaphore-acquire.lua)
 -- KEYS[3] leases    zset    grant -> end of its lease, server time in ms
 -- KEYS[4] queue     zset    waiter -> arrival order; only waiters not yet served
 -- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms
@@ -190,7 +190,18 @@ free = free + released
 -- is dropped. Each waiter asks for one permit at least, so no more than `free` can be served: the
 -- line is read that many at a time, with their asks, and not read again while it serves them.
 -- An ask is "<permits> <end of its place>" (the place's end copied, so that serving reads one
--- key); a bare "<permits>" has the end read from places.
+-- key); a bare "<permits>" has the end read from places. A first waiter asking for more than the
+-- total (it shrank since the waiter queued) leaves the line, so that it blocks nobody behind it
+-- (dead or alive), is told by its bare name to ask again, and is marked as waiting out of line.
+-- ':over' is that mark: a server time in ms until which a waiter asking for more than the total
+-- may wait out of line without asking again; semaphore-add.lua and semaphore-set.lua wake such
+-- waiters when the total grows, and semaphore-release.lua keeps the holdings while it lasts.
+local function over_until(until_ms)
+  local current = tonumber(pending[':over'] or redis.call('HGET', holds, ':over') or '0') or 0
+  pending[':over'] = math.max(current, until_ms)
+  must_write = true
+  need_until = math.max(need_until, until_ms)
+end
 local served, served_until, blocked = {}, 0, false
 while free > 0 and not blocked do
   local firsts = redis.call('ZRANGE', queue, 0, math.min(free, 100) - 1)
@@ -215,9 +226,9 @@ while free > 0 and not blocked do
     elseif free <= 0 then
       blocked = true
     elseif ask > total then
-      -- Asks for more than the total now holds (it shrank): let it learn so and leave the line.
+      out[#out + 1] = first
+      over_until(place_end)
       redis.call(publish, wakeups, first)
-      blocked = true
     elseif ask > free then
       blocked = true
     else
@@ -257,7 +268,9 @@ for i = 1, #ended, 500 do
 end
 local reply = finish({released, table.concat(missing, ' ')})
 
--- Nothing held and no grant or mark left: the holdings go, hints and all.
+-- Nothing held and no grant or mark left: the holdings go, hints and all; but not while a waiter
+-- asking for more than the total may wait out of line (':over' not yet past), whose wake-up by a
+-- growth of the total the mark is.
 if sum <= 0 then
   local any = false
   for _, field in ipairs(redis.call('HKEYS', holds)) do
@@ -266,7 +279,7 @@ if sum <= 0 then
       break
     end
   end
-  if not any then
+  if not any and (tonumber(redis.call('HGET', holds, ':over') or '0') or 0) <= now_ms then
     redis.call('DEL', holds)
   end
 end

@@ -1,16 +1,29 @@
--- semaphore-set.lua: set the total number of permits, once.
+-- semaphore-set.lua: set the total number of permits, once, and wake the waiters that asked for more than the total before it was set.
 --
 -- KEYS[1] total     string  the total number of permits; persists until deleted
--- KEYS[2] holds     hash    its ':total' field is a copy of the total, dropped here when the total is set
+-- KEYS[2] holds     hash    its ':total' field is a copy of the total, dropped here when the total is set; its
+--                           ':over' field marks waiters asking for more than the total (see semaphore-acquire.lua)
+-- KEYS[3] wakeups   channel 'released' is published when the total set wakes such waiters
 -- ARGV[1] permits   the total to set; may be negative (nobody acquires until it is raised)
 --
 -- Returns 1  set
 --         0  already set; nothing changed
-local total, holds = KEYS[1], KEYS[2]
+local total, holds, wakeups = KEYS[1], KEYS[2], KEYS[3]
 local permits = ARGV[1]
+
+-- shared: publish
+-- Wake-ups go out on sharded Pub/Sub from Redis 7 on (SPUBLISH: only the channel's shard carries
+-- them; clients SSUBSCRIBE), on classic Pub/Sub before (6.2 has no SPUBLISH; clients SUBSCRIBE).
+local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 and 'SPUBLISH' or 'PUBLISH'
+-- end shared
 
 if redis.call('SET', total, permits, 'NX') then
   redis.call('HDEL', holds, ':total')
+  -- Before the total was set it counted as 0, so any waiter then waited out of line for it to
+  -- grow: a total above 0 wakes them all, to ask again, and ends the mark (as semaphore-add.lua).
+  if tonumber(permits) > 0 and redis.call('HDEL', holds, ':over') == 1 then
+    redis.call(publish, wakeups, 'released')
+  end
   return 1
 end
 return 0

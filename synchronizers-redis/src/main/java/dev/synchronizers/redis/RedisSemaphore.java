@@ -70,8 +70,10 @@ import org.slf4j.LoggerFactory;
  * not permits: the waiter's next try claims the grant. {@code tryAcquire()} without a timeout
  * barges, as {@link java.util.concurrent.Semaphore#tryAcquire()} does even on a fair semaphore.
  * A waiter asking for more than the total waits out of line (it blocks nobody), woken by a growth
- * of the total ({@code released} from semaphore-add.lua) or after a lease at most, as {@code
- * Semaphore} waits for permits it may never get; a handle's acquisition refuses it instead.
+ * of the total ({@code released} from semaphore-add.lua, or semaphore-set.lua setting it above 0)
+ * or after a lease at most, as {@code Semaphore} waits for permits it may never get; a handle's
+ * acquisition refuses it instead. A queued waiter that a shrink of the total left asking for more
+ * than it leaves the line when it is first, so that it holds up nobody behind it, even dead.
  *
  * <p>Redis work: in the steady state a queued acquire is 7 commands and a release that serves the
  * next waiter 13, scripts included; the scripts keep in the holdings the counters and time bounds
@@ -130,7 +132,7 @@ final class RedisSemaphore implements DistributedSemaphore {
     public boolean trySetPermits(int permits) {
         // Negative is allowed, as Semaphore's constructor allows it: nobody acquires until it is raised.
         machinery.checkOpen();
-        return machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_SET, new String[] {keys.total(), keys.holds()},
+        return machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_SET, keys.forSet(),
                 Integer.toString(permits)), what("set the permits of")) == 1L;
     }
 

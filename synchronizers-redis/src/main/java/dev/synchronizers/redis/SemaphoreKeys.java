@@ -26,6 +26,11 @@ record SemaphoreKeys(String total, String holds, String leases, String queue, St
         return new String[] {total, holds, leases, queue, places, asks, wakeups};
     }
 
+    /** For setting the total, which wakes the waiters that came before it. */
+    String[] forSet() {
+        return new String[] {total, holds, wakeups};
+    }
+
     String[] forTry() {
         return new String[] {total, holds, leases};
     }

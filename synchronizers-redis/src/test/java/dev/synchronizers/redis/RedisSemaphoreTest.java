@@ -205,6 +205,80 @@ class RedisSemaphoreTest {
         }
     }
 
+    /* --------------- requests above the total --------------- */
+
+    /**
+     * Total 1, held by A; B's tryAcquire(2, 60 s) waits out of line; A releases (nothing held any
+     * more) and raises the total to 2. The growth wakes B, which gets both permits at once,
+     * although the release emptied the holdings in between. With a 120 s lease, a B left to its
+     * next lease-long try (or its last try at the deadline) would not be done within the bounded
+     * wait for its result.
+     */
+    @Test
+    void tryAcquireAboveTheTotal_releaseEmptiesThePoolThenAddPermitsCoversIt_wokenByTheGrowth() throws Exception {
+        String uri = redis.server().uri();
+        DistributedSemaphore a = client(uri, 120_000, new LinkedBlockingQueue<>()).semaphore(name);
+        DistributedSemaphore b = client(uri, 120_000, new LinkedBlockingQueue<>()).semaphore(name);
+        assertTrue(a.trySetPermits(1));
+        a.acquire();
+        Background<Boolean> waiter = Background.start("over-asker", () -> b.tryAcquire(2, 60, TimeUnit.SECONDS));
+        Await.until("the over-asker sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        a.release();
+        a.addPermits(1);
+        assertTrue(waiter.get(), "the growth to 2 woke the waiter asking for 2");
+        assertEquals(0, a.availablePermits());
+        b.release(2);
+        assertEquals(2, a.availablePermits());
+    }
+
+    /**
+     * B's tryAcquire(1, 60 s) comes before anyone set the total (it counts as 0), so it waits out of
+     * line; A's trySetPermits(1) then wakes it, and B gets the permit at once rather than at its
+     * next lease-long try (120 s).
+     */
+    @Test
+    void tryAcquireBeforeTheTotalIsSet_trySetPermitsWakesIt() throws Exception {
+        String uri = redis.server().uri();
+        DistributedSemaphore a = client(uri, 120_000, new LinkedBlockingQueue<>()).semaphore(name);
+        DistributedSemaphore b = client(uri, 120_000, new LinkedBlockingQueue<>()).semaphore(name);
+        Background<Boolean> waiter = Background.start("early", () -> b.tryAcquire(1, 60, TimeUnit.SECONDS));
+        Await.until("the early waiter sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+        assertTrue(a.trySetPermits(1));
+        assertTrue(waiter.get(), "setting the total woke the waiter");
+        assertEquals(0, a.availablePermits());
+        b.release();
+    }
+
+    /**
+     * Total 3, A holds 1. A child JVM queues for 3 at the head of the line, B queues for 1 behind it,
+     * the child is killed (its place lives on for its 60 s lease), and A shrinks the total to 2: the
+     * dead head now asks for more than the total and can never be served. B, asking for 1 of the
+     * 1 free, gets it without waiting for the dead head's place to run out.
+     */
+    @Test
+    void deadHeadAskingAboveAShrunkTotal_doesNotHoldUpTheLineBehindIt() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        String queue = prefix + ":semaphore:{" + name + "}:queue";
+        DistributedSemaphore a = client(uri, 60_000, new LinkedBlockingQueue<>()).semaphore(name);
+        DistributedSemaphore b = client(uri, 60_000, new LinkedBlockingQueue<>()).semaphore(name);
+        assertTrue(a.trySetPermits(3));
+        a.acquire();
+        try (ChildJvm child = ChildJvm.start(SemaphoreHolderMain.class, uri, prefix, name, "60000", "3")) {
+            Await.until("the child waits at the head of the line", () -> admin.zcard(queue) == 1);
+            Background<Boolean> waiter = Background.start("behind", () -> b.tryAcquire(1, 10, TimeUnit.SECONDS));
+            Await.until("B waits behind the child", () -> admin.zcard(queue) == 2);
+            Await.until("B sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
+            child.kill();
+            a.addPermits(-1);
+            assertTrue(waiter.get(), "B was served although the dead head's place had not run out");
+        }
+        assertEquals(0, a.availablePermits());
+        b.release();
+        a.release();
+        assertEquals(2, a.availablePermits());
+    }
+
     /* --------------- Redis down --------------- */
 
     /** Redis unreachable: semaphore and latch calls throw a clear exception within the command timeout. */

@@ -93,7 +93,7 @@ public enum Script {
     /** Safe when overtaken: as {@link #LOCK_FORCE_UNLOCK}. */
     RW_FORCE_UNLOCK("rw-force-unlock.lua", 7, 0, ScriptOutputType.INTEGER, Sending.BY_SHA),
     /** Safe when overtaken: as {@link #SEMAPHORE_ADD}; it sets the total once. */
-    SEMAPHORE_SET("semaphore-set.lua", 2, 1, ScriptOutputType.INTEGER, Sending.BY_SHA),
+    SEMAPHORE_SET("semaphore-set.lua", 3, 1, ScriptOutputType.INTEGER, Sending.BY_SHA),
     /** Safe when overtaken: its caller waits for its reply, or its failure, before it sends anything else. */
     SEMAPHORE_ADD("semaphore-add.lua", 7, 1, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: once its acquisition is given up, a late run changes nothing (semaphore-leave.lua's mark). */

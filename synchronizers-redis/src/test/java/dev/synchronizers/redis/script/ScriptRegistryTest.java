@@ -206,7 +206,7 @@ class ScriptRegistryTest extends LuaTestBase {
             String[] eight = {lock, tokenKey, lock + ":queue", lock + ":places", lock + ":wake", lock + ":x",
                 lock + ":y", lock + ":z"};
             assertArity(() -> registry.run(Script.SEMAPHORE_SET, one));
-            assertArity(() -> registry.run(Script.SEMAPHORE_SET, three, "3"));
+            assertArity(() -> registry.run(Script.SEMAPHORE_SET, five, "3"));
             // Seven keys and one argument: one key too few or too many, or no argument.
             assertArity(() -> registry.run(Script.SEMAPHORE_ADD, six, "1"));
             assertArity(() -> registry.run(Script.SEMAPHORE_ADD, eight, "1"));

@@ -92,13 +92,16 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     @Test
     void acquire_moreThanTheTotal_returnsMinusOneAndTheTotalAndWritesOnlyTheWakeUpMark() throws Exception {
         lua.redis.set(sem.total, "3");
+        long before = lua.serverMillis();
 
         assertEquals(List.of(-1L, 3L), acquire("c1", "c1:1:1", 4));
 
         assertEquals(0L, lua.redis.exists(sem.leases, sem.queue, sem.places, sem.asks),
                 "nothing is held, queued or asked");
         assertEquals(Map.of(), sem.holdings(), "no grant");
-        assertEquals("1", lua.redis.hget(sem.holds, ":over"), "growth of the total will wake the caller");
+        long after = lua.serverMillis();
+        assertWithin("the wake-up mark's end", Long.parseLong(lua.redis.hget(sem.holds, ":over")),
+                before + PLACE_MS, after + PLACE_MS);
         lua.assertTtlAtMost(sem.holds, 2 * PLACE_MS);
         assertEquals("3", lua.redis.get(sem.total));
     }
@@ -472,18 +475,21 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     }
 
     @Test
-    void acquire_firstWaiterAsksMoreThanTheTotal_isToldByBareNameAndBlocksTheLine() throws Exception {
-        // c0:1:1 asked for 3 before the total shrank to 2; c1:1:1 would fit in the free permit.
+    void acquire_firstWaiterAsksMoreThanTheTotal_isToldByBareNameAndLeavesTheLineForTheNext() throws Exception {
+        // c0:1:1 asked for 3 before the total shrank to 2; c1:1:1 fits in the free permit.
         lua.redis.set(sem.total, "2");
         long end = lua.farEnd();
         hold("holder", 1, end);
         asking("c0:1:1", 1, 3, end);
         asking("c1:1:1", 2, 1, end);
 
-        lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c2", "c2:1:1", 1, PLACE_MS), "c0:1:1");
+        lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c2", "c2:1:1", 1, PLACE_MS),
+                "c0:1:1", "granted:c1:1:1");
 
-        assertEquals(List.of("c0:1:1", "c1:1:1", "c2:1:1"), sem.queueOrder(), "nobody is served past it");
-        assertEquals(Map.of("holder", "1", ":sum", "1"), sem.holdings());
+        assertEquals(List.of("c2:1:1"), sem.queueOrder(), "c0:1:1 blocks nobody: c1:1:1 is served past it");
+        assertEquals(Map.of("holder", "1", "c1:1:1", "1", ":sum", "2"), sem.holdings());
+        assertEquals(end, Long.parseLong(lua.redis.hget(sem.holds, ":over")),
+                "a growth wakes c0:1:1 while its place would have lasted");
     }
 
     @Test

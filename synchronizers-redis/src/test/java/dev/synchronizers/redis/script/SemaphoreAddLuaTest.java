@@ -234,17 +234,22 @@ class SemaphoreAddLuaTest extends LuaTestBase {
     }
 
     @Test
-    void add_shrinkBelowTheFirstWaitersAsk_tellsItByBareNameAndBlocksTheLine() throws Exception {
-        // c1:1:1 asks for 4 while 2 are held: shrinking to 3 leaves 1 free, and c1:1:1 can never be served.
+    void add_shrinkBelowTheFirstWaitersAsk_tellsItByBareNameAndServesTheNext() throws Exception {
+        // c1:1:1 asks for 4 while 2 are held: shrinking to 3 leaves 1 free, and c1:1:1 can never be
+        // served: it leaves the line, marked for a growth to wake, and c2:1:1 gets the free permit.
         lua.redis.set(sem.total, "4");
         hold("holder", 2);
         sem.asking("c1:1:1", 1, 4, farEnd);
         sem.asking("c2:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(-1)), "c1:1:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(-1)), "c1:1:1", "granted:c2:1:1");
 
-        assertEquals(List.of("c1:1:1", "c2:1:1"), sem.queueOrder(), "nobody is served past it");
-        assertEquals(Map.of("holder", "2", ":sum", "2"), sem.holdings());
+        assertEquals(List.of(), sem.queueOrder(), "c1:1:1 blocks nobody");
+        assertEquals(Map.of("holder", "2", "c2:1:1", "1", ":sum", "3"), sem.holdings());
+        assertEquals(farEnd, Long.parseLong(lua.redis.hget(sem.holds, ":over")));
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 4L), add(1)), "released");
+        assertEquals(Boolean.FALSE, lua.redis.hexists(sem.holds, ":over"), "the woken waiter marks it again if it must");
     }
 
     @Test

@@ -235,17 +235,19 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
     }
 
     @Test
-    void leave_firstWaiterAsksMoreThanTheTotal_isToldByBareName() throws Exception {
-        // c2:1:1 asked for 3 before the total shrank to 2: once first, it learns so; c3:1:1 waits behind it.
+    void leave_firstWaiterAsksMoreThanTheTotal_isToldByBareNameAndLeavesTheLineForTheNext() throws Exception {
+        // c2:1:1 asked for 3 before the total shrank to 2: once first, it learns so and leaves the
+        // line; c3:1:1 behind it gets the free permit.
         lua.redis.set(sem.total, "2");
         hold("holder", 1);
         sem.asking("c1:1:1", 1, 2, farEnd);
         sem.asking("c2:1:1", 2, 3, farEnd);
         sem.asking("c3:1:1", 3, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "c2:1:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "c2:1:1", "granted:c3:1:1");
 
-        assertEquals(List.of("c2:1:1", "c3:1:1"), sem.queueOrder());
-        assertEquals(Map.of("holder", "1", "c1:1:1", "0", ":sum", "1"), sem.holdings());
+        assertEquals(List.of(), sem.queueOrder());
+        assertEquals(Map.of("holder", "1", "c1:1:1", "0", "c3:1:1", "1", ":sum", "2"), sem.holdings());
+        assertEquals(Boolean.TRUE, lua.redis.hexists(sem.holds, ":over"), "a growth will wake c2:1:1");
     }
 }

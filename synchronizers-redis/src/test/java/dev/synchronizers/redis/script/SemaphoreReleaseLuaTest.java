@@ -116,6 +116,26 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         assertEquals(0L, lua.redis.exists(sem.holds, sem.leases), "nothing is held: no hash, no leases");
     }
 
+    /**
+     * Total 1, held by c1; c2:1:1 asks for 2 and waits out of line, marked for semaphore-add.lua to
+     * wake. c1's release leaves nothing held, but the mark stays, and a growth of the total then
+     * wakes c2:1:1.
+     */
+    @Test
+    void release_allOfTheLastHolderWhileAWaiterAsksAboveTheTotal_keepsTheWakeUpMark() throws Exception {
+        lua.redis.set(sem.total, "1");
+        hold("c1", 1);
+        assertEquals(List.of(-1L, 1L), lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), "c2:1:1", "2",
+                Long.toString(LEASE_MS), Long.toString(LEASE_MS), "wait"));
+
+        assertEquals(List.of(1L, ""), release("c1", 1));
+
+        assertEquals(Boolean.TRUE, lua.redis.hexists(sem.holds, ":over"), "the wake-up mark outlives the release");
+        assertEquals(0L, lua.redis.exists(sem.leases), "nothing is held");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L),
+                lua.run(Script.SEMAPHORE_ADD, sem.keys(), "1")), "released");
+    }
+
     @Test
     void release_inTwoSteps_endsWithNothingHeld() throws Exception {
         hold("c1", 3);
@@ -228,18 +248,20 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
     }
 
     @Test
-    void release_firstWaiterAsksMoreThanTheTotal_isToldByBareNameAndBlocksTheLine() throws Exception {
-        // c3:1:1 asked for 3 before the total shrank to 2; c4:1:1 would fit.
+    void release_firstWaiterAsksMoreThanTheTotal_isToldByBareNameAndServesTheNext() throws Exception {
+        // c3:1:1 asked for 3 before the total shrank to 2: it leaves the line, and c4:1:1 is served.
         lua.redis.set(sem.total, "2");
         hold("c1", 2);
         sem.asking("c3:1:1", 1, 3, farEnd);
         sem.asking("c4:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)), "c3:1:1");
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)),
+                "c3:1:1", "granted:c4:1:1");
 
-        assertEquals(List.of("c3:1:1", "c4:1:1"), sem.queueOrder(), "nobody is served past it");
-        assertEquals(Map.of("c3:1:1", "3", "c4:1:1", "1"), sem.asks());
-        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases), "nothing is held");
+        assertEquals(List.of(), sem.queueOrder(), "c3:1:1 blocks nobody");
+        assertEquals(Map.of("c4:1:1", "1", ":sum", "1"), sem.holdings());
+        assertEquals(farEnd, Long.parseLong(lua.redis.hget(sem.holds, ":over")),
+                "a growth wakes c3:1:1 while its place would have lasted");
     }
 
     @Test

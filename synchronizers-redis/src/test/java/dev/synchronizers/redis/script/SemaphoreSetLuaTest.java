@@ -1,26 +1,39 @@
 package dev.synchronizers.redis.script;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** {@code semaphore-set.lua} against a real server: the total is set once and persists. */
+/**
+ * {@code semaphore-set.lua} against a real server: the total is set once and persists, and setting
+ * it above 0 wakes the waiters that asked before it was set (they wait out of line, marked
+ * {@code :over}) with {@code released}.
+ */
 @Tag("redis")
 class SemaphoreSetLuaTest extends LuaTestBase {
 
+    private SemaphoreFixture sem;
     private String total;
-    private String holds;
 
     @BeforeEach
     void names() {
-        total = base + ":total";
-        holds = base + ":holds";
+        sem = new SemaphoreFixture(lua, base);
+        total = sem.total;
     }
 
     private long set(long permits) throws Exception {
-        return lua.<Long>run(Script.SEMAPHORE_SET, new String[] {total, holds}, Long.toString(permits));
+        return lua.<Long>run(Script.SEMAPHORE_SET, new String[] {sem.total, sem.holds, sem.wakeups},
+                Long.toString(permits));
+    }
+
+    /** A waiter asks for {@code permits} before the total is set, and waits out of line. */
+    private void askedBeforeTheTotal(String waiter, long permits) throws Exception {
+        assertEquals(List.of(-1L, 0L), lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), waiter, Long.toString(permits),
+                "60000", "60000", "wait"));
     }
 
     @Test
@@ -58,5 +71,41 @@ class SemaphoreSetLuaTest extends LuaTestBase {
         assertEquals(0L, set(4), "a total of zero is set all the same");
 
         assertEquals("0", lua.redis.get(total));
+    }
+
+    /* --------------- waiters that came before the total --------------- */
+
+    @Test
+    void set_aboveZeroWhileAWaiterAskedBeforeIt_publishesReleasedAndEndsTheMark() throws Exception {
+        askedBeforeTheTotal("c1:1:1", 1);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, set(1)), "released");
+
+        assertFalse(lua.redis.hexists(sem.holds, ":over"), "the woken waiter marks it again if it must");
+    }
+
+    @Test
+    void set_aboveZeroWithNobodyWaiting_publishesNothing() throws Exception {
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, set(3)));
+    }
+
+    @Test
+    void set_zeroOrBelowWhileAWaiterAskedBeforeIt_publishesNothingAndKeepsTheMark() throws Exception {
+        askedBeforeTheTotal("c1:1:1", 1);
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, set(-2)));
+
+        assertEquals(Boolean.TRUE, lua.redis.hexists(sem.holds, ":over"));
+    }
+
+    @Test
+    void set_alreadySetWhileAWaiterAsksAboveIt_publishesNothing() throws Exception {
+        lua.redis.set(total, "1");
+        assertEquals(List.of(-1L, 1L), lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), "c1:1:1", "2",
+                "60000", "60000", "wait"));
+
+        lua.assertPublishes(sem.wakeups, () -> assertEquals(0L, set(5)));
+
+        assertEquals("1", lua.redis.get(total));
     }
 }
