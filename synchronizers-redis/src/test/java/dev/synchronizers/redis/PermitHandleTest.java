@@ -16,6 +16,7 @@ import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
@@ -321,13 +322,21 @@ class PermitHandleTest {
     /** releaseAsync(): "run on the client's executor ..., never on a network thread". */
     @Test
     void releaseAsync_releases_onTheClientsPool() throws Exception {
-        DistributedSemaphore semaphore = client().semaphore(name);
+        // The release's reply is held until the dependent below is attached: otherwise a stage
+        // already complete would run it on this thread, whichever thread completed the stage.
+        FaultProxy proxy = opened.add(FaultProxy.start(redis.server().port()));
+        DistributedSemaphore semaphore = opened.add(RedisSynchronizers.builder().uri(proxy.uri()).keyPrefix(prefix)
+                .lostHoldListener(lost::add).build()).semaphore(name);
         semaphore.trySetPermits(1);
         PermitHandle handle = semaphore.acquirePermits(1);
         Thread[] ranOn = new Thread[1];
 
-        handle.releaseAsync().thenRun(() -> ranOn[0] = Thread.currentThread()).toCompletableFuture()
-                .get(30, TimeUnit.SECONDS);
+        proxy.holdReplies();
+        CompletableFuture<Void> ran = handle.releaseAsync().thenRun(() -> ranOn[0] = Thread.currentThread())
+                .toCompletableFuture();
+        assertFalse(ran.isDone(), "the release's reply is held");
+        proxy.pass();
+        ran.get(30, TimeUnit.SECONDS);
 
         assertTrue(ranOn[0].getName().contains("-async-"), "completed on the client's pool: " + ranOn[0]);
         assertFalse(handle.isHeld());
