@@ -81,7 +81,10 @@ public interface DistributedCountDownLatch {
      * Waits for the count to reach zero without blocking the caller: the returned stage completes
      * when {@link #await()} would return. No thread is parked per pending wait: a client's pending
      * waits on one latch object are waited for by one of its threads. The stage completes on the
-     * client's async executor, never on a network thread; cancelling it withdraws the wait. Closing
+     * client's async executor, never on a network thread. Completing it before the count reaches
+     * zero, whichever way ({@code cancel}, {@code complete}, {@code completeExceptionally}, {@code
+     * orTimeout}, {@code completeOnTimeout}, ...), withdraws the wait; this holds for the returned
+     * stage itself, not for stages derived from it. Closing
      * the client fails pending stages with {@link IllegalStateException}; a store that cannot be
      * reached fails them with {@link SynchronizerUnavailableException}.
      *

@@ -452,10 +452,16 @@ public interface DistributedLock extends Lock {
      * the same fairness, the same wake-ups); no thread is parked per pending acquisition. The stage
      * completes on the client's async executor, never on a network thread.
      *
-     * <p>Cancelling the stage before it completes withdraws the acquisition (it leaves the queue);
-     * a grant that raced the cancel is given back. Closing the client fails pending stages with
-     * {@link IllegalStateException}; a store that cannot be reached fails the stage with
-     * {@link SynchronizerUnavailableException}.
+     * <p>Completing the stage before the lock is granted withdraws the acquisition (it leaves the
+     * queue), whichever way the caller completes it: {@code cancel}, {@code complete}, {@code
+     * completeExceptionally}, {@code orTimeout}, {@code completeOnTimeout}, {@code completeAsync},
+     * or {@code obtrudeValue} or {@code obtrudeException} on a stage not yet complete. A grant that
+     * raced the caller's completion is given back, and the caller's outcome stands. This holds for
+     * the returned stage itself (also as {@code toCompletableFuture()}), not for stages derived from
+     * it ({@code thenApply} and the like). An {@code obtrude} method on a stage already completed
+     * with the handle replaces the outcome but does not release the handle. Closing the client fails
+     * pending stages with {@link IllegalStateException}; a store that cannot be reached fails the
+     * stage with {@link SynchronizerUnavailableException}.
      *
      * @return a stage completed with the handle
      * @throws IllegalStateException if the client is closed
@@ -466,7 +472,9 @@ public interface DistributedLock extends Lock {
      * Acquires the lock as a new {@link LockHandle} if it becomes free within {@code wait}, without
      * blocking the caller: as {@link #acquireAsync()}, completing with an empty optional once the
      * wait is over without the lock (also while older async acquisitions of this client are still
-     * waited for); a grant that came after that is given back. {@code Duration.ZERO} tries once.
+     * waited for); once its own wait has begun, the stage completes when that wait is over, so an
+     * empty optional means that nothing is held. The caller completing the stage withdraws the
+     * acquisition as for {@code acquireAsync()}. {@code Duration.ZERO} tries once.
      *
      * @param wait how long to wait at most, from now
      * @return a stage completed with the handle, or empty if the lock was not free within the wait

@@ -241,8 +241,14 @@ public interface DistributedSemaphore {
      * as {@code acquirePermits} would; no thread is parked per pending acquisition. The stage
      * completes on the client's async executor, never on a network thread.
      *
-     * <p>Cancelling the stage before it completes withdraws the acquisition (it leaves the queue);
-     * permits granted anyway are given back. Closing the client fails pending stages with
+     * <p>Completing the stage before the permits are granted withdraws the acquisition (it leaves
+     * the queue), whichever way the caller completes it: {@code cancel}, {@code complete}, {@code
+     * completeExceptionally}, {@code orTimeout}, {@code completeOnTimeout}, {@code completeAsync},
+     * or {@code obtrudeValue} or {@code obtrudeException} on a stage not yet complete; permits
+     * granted anyway are given back, and the caller's outcome stands. This holds for the returned
+     * stage itself (also as {@code toCompletableFuture()}), not for stages derived from it. An
+     * {@code obtrude} method on a stage already completed with the handle replaces the outcome but
+     * does not release the handle. Closing the client fails pending stages with
      * {@link IllegalStateException}; a store that cannot be reached fails the stage with
      * {@link SynchronizerUnavailableException}; more permits than the semaphore's total fail it with
      * {@link IllegalArgumentException}.

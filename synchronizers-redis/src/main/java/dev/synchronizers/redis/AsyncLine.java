@@ -4,10 +4,14 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,12 +25,19 @@ import org.slf4j.LoggerFactory;
  * pending acquisitions and given back when it is empty.
  *
  * <p>Each acquisition's stage completes on the client's async executor, never on the waiting
- * thread nor on a network thread. Cancelling a stage before it completes withdraws it: a pending
- * one leaves the line; the one being waited for is interrupted, which leaves the synchronizer's line
- * and queue as an interrupted thread does. What an acquisition got anyway (a grant that raced the
- * cancel, or a timeout's completion) is given back. A timed acquisition times out by its own deadline
- * even while older ones are still waited for. Once the client is closed, every pending stage fails
- * with {@link IllegalStateException}.
+ * thread nor on a network thread. A stage that its caller completes before the line does withdraws
+ * the acquisition, whichever way the caller completes it: {@code cancel}, {@code complete}, {@code
+ * completeExceptionally}, {@code orTimeout}, {@code completeOnTimeout}, {@code completeAsync} or an
+ * {@code obtrude} method. A pending acquisition leaves the line; the one being waited for is
+ * interrupted, which leaves the synchronizer's line and queue as an interrupted thread does. What an
+ * acquisition got anyway (a grant that raced the caller's completion) is given back, and the
+ * caller's outcome stands. Only the stage itself withdraws: a stage derived from
+ * it ({@code thenApply} and the like, {@code copy}) completes on its own. An {@code obtrude} method
+ * called after the line completed the stage replaces the outcome but does not give back what the
+ * stage held: that was delivered. A timed acquisition times out by its own deadline even while older
+ * ones are still waited for; once its own wait has begun, the stage completes when that wait ends
+ * (by the same deadline), so that a stage completed empty leaves nothing held. Once the client is
+ * closed, every pending stage fails with {@link IllegalStateException}.
  */
 final class AsyncLine {
 
@@ -69,18 +80,13 @@ final class AsyncLine {
      * @param timedOut what the stage completes with if the wait ends without the synchronizer
      * @param wait the acquisition's blocking wait
      * @param giveBack gives back what the acquisition got if its caller no longer wants it
-     * @return the stage, which {@code cancel} withdraws
+     * @return the stage, which any completion by the caller withdraws
      * @throws IllegalStateException if the client is closed
      */
     <R> CompletableFuture<R> submit(long timeoutNanos, R timedOut, Wait<R> wait, GiveBack<R> giveBack) {
         context.checkOpen();
         long start = System.nanoTime();
         Request<R> request = new Request<>(start, timeoutNanos, timedOut, wait, giveBack);
-        if (timeoutNanos != Acquirer.FOREVER) {
-            // Times out on its own deadline, also while older acquisitions are waited for.
-            CompletableFuture.delayedExecutor(Math.max(0, timeoutNanos), TimeUnit.NANOSECONDS)
-                    .execute(() -> deliver(() -> request.complete(timedOut)));
-        }
         boolean first;
         lock.lock();
         try {
@@ -89,6 +95,23 @@ final class AsyncLine {
             driving = true;
         } finally {
             lock.unlock();
+        }
+        if (timeoutNanos != Acquirer.FOREVER && !first) {
+            // Times out on its own deadline while older acquisitions are waited for. Once its own wait
+            // has begun, that wait ends by the same deadline and completes the stage: completing it
+            // here too would report "not acquired" while the wait could still take the synchronizer.
+            CompletableFuture.delayedExecutor(Math.max(0, timeoutNanos), TimeUnit.NANOSECONDS).execute(() -> {
+                boolean stillPending;
+                lock.lock();
+                try {
+                    stillPending = pending.remove(request);
+                } finally {
+                    lock.unlock();
+                }
+                if (stillPending) {
+                    deliver(() -> request.settle(timedOut));
+                }
+            });
         }
         if (first) {
             try {
@@ -106,7 +129,7 @@ final class AsyncLine {
                     lock.unlock();
                 }
                 RuntimeException failure = context.unlessClosed(e);
-                stranded.forEach(each -> each.completeExceptionally(failure));
+                stranded.forEach(each -> each.fail(failure));
             }
         }
         return request;
@@ -124,7 +147,7 @@ final class AsyncLine {
                     return;
                 }
                 if (request.isDone()) {
-                    continue;   // cancelled or timed out while it was pending
+                    continue;   // withdrawn or timed out while it was pending
                 }
                 request.waiter = Thread.currentThread();
             } finally {
@@ -161,22 +184,22 @@ final class AsyncLine {
             Thread.interrupted();
         }
         if (withdrawn) {
-            deliver(() -> request.complete(request.timedOut));   // a no-op if cancelled, as it was
+            deliver(() -> request.settle(request.timedOut));   // a no-op if withdrawn, as it was
             return;
         }
         if (failure != null) {
             Throwable thrown = failure;
-            deliver(() -> request.completeExceptionally(thrown));
+            deliver(() -> request.fail(thrown));
             return;
         }
         R acquired = got;
         if (acquired == request.timedOut) {
-            deliver(() -> request.complete(acquired));
+            deliver(() -> request.settle(acquired));
             return;
         }
         deliver(() -> {
-            if (!request.complete(acquired)) {
-                // Cancelled, or timed out by its deadline, while the grant was on its way: not the caller's.
+            if (!request.settle(acquired)) {
+                // Completed by its caller while the grant was on its way: not the caller's.
                 give(request.giveBack, acquired);
             }
         });
@@ -202,7 +225,11 @@ final class AsyncLine {
         }
     }
 
-    /** One pending acquisition: its stage, whose {@code cancel} withdraws it. */
+    /**
+     * One pending acquisition: its stage, which any completion by the caller withdraws. The line
+     * completes it with {@link #settle} and {@link #fail} only; every public way to complete it is
+     * the caller's.
+     */
     private final class Request<R> extends CompletableFuture<R> {
         final long startNanos;
         final long timeoutNanos;
@@ -220,10 +247,76 @@ final class AsyncLine {
             this.giveBack = giveBack;
         }
 
+        /** Completes the stage with what the line's wait ended with; false if the caller completed it first. */
+        boolean settle(R value) {
+            return super.complete(value);
+        }
+
+        /** Completes the stage with the line's failure; false if the caller completed it first. */
+        boolean fail(Throwable failure) {
+            return super.completeExceptionally(failure);
+        }
+
+        @Override
+        public boolean complete(R value) {
+            return withdrawnIf(super.complete(value));
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable failure) {
+            return withdrawnIf(super.completeExceptionally(failure));
+        }
+
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
-            boolean cancelled = super.cancel(mayInterruptIfRunning);
-            if (cancelled) {
+            boolean cancelled = !isDone() && super.cancel(mayInterruptIfRunning);
+            return withdrawnIf(cancelled) || isCancelled();
+        }
+
+        /** As {@link #complete} while the stage is pending; on a completed stage, replaces the outcome. */
+        @Override
+        public void obtrudeValue(R value) {
+            if (!complete(value)) {
+                super.obtrudeValue(value);
+            }
+        }
+
+        /** As {@link #completeExceptionally} while the stage is pending; on a completed stage, replaces the outcome. */
+        @Override
+        public void obtrudeException(Throwable failure) {
+            if (!completeExceptionally(Objects.requireNonNull(failure, "failure"))) {
+                super.obtrudeException(failure);
+            }
+        }
+
+        /**
+         * Completes the stage with the supplier's value on {@code executor}, as {@link
+         * CompletableFuture#completeAsync(Supplier, Executor)} does, through {@link #complete} so that
+         * the acquisition is withdrawn. The one-argument form calls this one.
+         */
+        @Override
+        public CompletableFuture<R> completeAsync(Supplier<? extends R> supplier, Executor executor) {
+            Objects.requireNonNull(supplier, "supplier");
+            Objects.requireNonNull(executor, "executor");
+            executor.execute(() -> {
+                if (isDone()) {
+                    return;
+                }
+                try {
+                    complete(supplier.get());
+                } catch (Throwable e) {
+                    completeExceptionally(e instanceof CompletionException ? e : new CompletionException(e));
+                }
+            });
+            return this;
+        }
+
+        /**
+         * Withdraws the acquisition if {@code completedByCaller}: takes it out of the line if it is
+         * pending, interrupts its wait if it is waited for, does nothing if its wait is over.
+         */
+        private boolean withdrawnIf(boolean completedByCaller) {
+            if (completedByCaller) {
                 lock.lock();
                 try {
                     if (waiter != null) {
@@ -235,7 +328,7 @@ final class AsyncLine {
                     lock.unlock();
                 }
             }
-            return cancelled;
+            return completedByCaller;
         }
 
         @Override

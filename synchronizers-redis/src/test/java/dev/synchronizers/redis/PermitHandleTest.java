@@ -19,6 +19,8 @@ import dev.synchronizers.fixture.TestNames;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +30,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -115,6 +118,35 @@ class PermitHandleTest {
     /* --------------- ownership --------------- */
 
     /** "any thread may release them": taken on one thread, released on another, then another client has them. */
+    /**
+     * A stage that its caller completes ({@code orTimeout}, the usual way to bound a wait) withdraws
+     * the acquisition as {@code cancel()} does: it leaves the semaphore's queue, and the permit,
+     * once released, goes to the next acquisition without the withdrawn one ever taking it.
+     */
+    @Test
+    void acquirePermitsAsync_stageTimedOutByTheCaller_withdrawsIt() throws Exception {
+        DistributedSemaphore other = client().semaphore(name);
+        assertTrue(other.trySetPermits(1));
+        PermitHandle held = other.acquirePermits(1);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        DistributedSemaphore semaphore = opened.add(RedisSynchronizers.builder().uri(redis.server().uri())
+                .keyPrefix(prefix).meterRegistry(registry).build()).semaphore(name);
+        CompletableFuture<PermitHandle> stage = semaphore.acquirePermitsAsync(1).toCompletableFuture();
+        Await.until("the acquisition waits in the semaphore's queue", () -> semaphore.snapshot().queueLength() == 1);
+
+        stage.orTimeout(1, TimeUnit.MILLISECONDS);
+
+        ExecutionException timedOut = assertThrows(ExecutionException.class, () -> stage.get(30, TimeUnit.SECONDS));
+        assertTrue(timedOut.getCause() instanceof TimeoutException, timedOut.getCause().toString());
+        Await.until("the withdrawn acquisition left the semaphore's queue", () -> semaphore.snapshot().queueLength() == 0);
+        held.release();
+        Optional<PermitHandle> next = other.tryAcquirePermits(1, Duration.ofSeconds(30));
+        assertTrue(next.isPresent(), "the next acquisition got the permit");
+        next.get().release();
+        assertEquals(0, registry.find("synchronizers.wait").tag("outcome", "acquired").timers().stream()
+                .mapToLong(Timer::count).sum(), "the withdrawn acquisition never took the permit");
+    }
+
     @Test
     void acquirePermits_onOneThread_releasedOnAnother_thenAnotherClientGetsThem() throws Exception {
         DistributedSemaphore semaphore = client().semaphore(name);

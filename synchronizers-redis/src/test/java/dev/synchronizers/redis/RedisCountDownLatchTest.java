@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -195,6 +196,29 @@ class RedisCountDownLatchTest {
         closing.close();
         ExecutionException failed = assertThrows(ExecutionException.class, () -> pending.get(30, TimeUnit.SECONDS));
         assertTrue(failed.getCause() instanceof IllegalStateException, failed.getCause().toString());
+    }
+
+    /**
+     * An awaitAsync() stage that its caller completes ({@code orTimeout}, the usual way to bound a
+     * wait) withdraws the wait as {@code cancel()} does: the client stops listening for the latch.
+     */
+    @Test
+    void awaitAsync_stageTimedOutByTheCaller_withdrawsTheWait() throws Exception {
+        String uri = redis.server().uri();
+        RedisCommands<String, String> admin = opened.commands(uri);
+        String channel = LatchKeys.of(prefix, name).wakeups();
+        DistributedCountDownLatch counter = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+        assertTrue(counter.trySetCount(1));
+        DistributedCountDownLatch latch = client(uri, 30_000, new LinkedBlockingQueue<>()).countDownLatch(name);
+        CompletableFuture<Void> stage = latch.awaitAsync().toCompletableFuture();
+        Await.until("the wait listens for the latch", () -> RedisState.subscribers(admin, channel) == 1);
+
+        stage.orTimeout(1, TimeUnit.MILLISECONDS);
+
+        ExecutionException timedOut = assertThrows(ExecutionException.class, () -> stage.get(30, TimeUnit.SECONDS));
+        assertTrue(timedOut.getCause() instanceof TimeoutException, timedOut.getCause().toString());
+        Await.until("the withdrawn wait stopped listening", () -> RedisState.subscribers(admin, channel) == 0);
+        assertEquals(1, latch.getCount());
     }
 
     private RedisSynchronizers client(String uri, long leaseMillis, BlockingQueue<LostHold> lost) {

@@ -33,8 +33,10 @@ import org.springframework.scheduling.TaskScheduler;
  * {@link #executeLocked(Object, org.springframework.integration.util.CheckedRunnable) executeLocked}.
  *
  * <h2>Keys</h2>
- * A key's lock name is the key itself if it is a {@link String}, else its {@link Object#toString()}
- * (so keys whose strings are equal share a lock). The name is used as is: a registry and code that
+ * A key is a {@link String}, and its lock name is the key itself. A key of any other type is refused
+ * with {@link IllegalArgumentException} by every method that takes one, as Spring Integration's
+ * {@code RedisLockRegistry} refuses it, so that code moving from one registry to the other meets the
+ * same refusal. The name is used as is: a registry and code that
  * calls {@code synchronizers.lock(name)} directly on the same client exclude each other. To keep a
  * registry's names apart, pass a function that adds a prefix, e.g.
  * {@code new SynchronizersLockRegistry(name -> synchronizers.lock("orders:" + name))}.
@@ -160,11 +162,11 @@ public final class SynchronizersLockRegistry
      * Returns the lock of {@code lockKey}: the same object for the same name until it is expired.
      * Makes no network call.
      *
-     * @param lockKey the key; its lock name is the key if it is a {@code String}, else its
-     *     {@code toString()}
+     * @param lockKey the key, a {@code String}: the lock's name
      * @return the lock, not yet acquired
      * @throws NullPointerException if {@code lockKey} is null, or the lock function returned null
-     * @throws IllegalArgumentException if the lock name is refused by the client (an empty name)
+     * @throws IllegalArgumentException if {@code lockKey} is not a {@code String}, or the lock name
+     *     is refused by the client (an empty name)
      */
     @Override
     public DistributedLock obtain(Object lockKey) {
@@ -179,9 +181,14 @@ public final class SynchronizersLockRegistry
         return new KeyLock(name, lock, fair);
     }
 
+    /** The lock name of a key: the key, which must be a {@code String}, as Spring's registries require. */
     private static String name(Object lockKey) {
         requireNonNull(lockKey, "lockKey");
-        return lockKey instanceof String s ? s : String.valueOf(lockKey);
+        if (lockKey instanceof String name) {
+            return name;
+        }
+        throw new IllegalArgumentException(
+                "lockKey must be a String: " + lockKey + " (" + lockKey.getClass().getName() + ")");
     }
 
     /**
@@ -208,6 +215,7 @@ public final class SynchronizersLockRegistry
      *
      * @param lockKey the lock's key
      * @throws NullPointerException if {@code lockKey} is null
+     * @throws IllegalArgumentException if {@code lockKey} is not a {@code String}
      * @throws IllegalStateException if the current thread does not hold the lock of this key, or the
      *     store no longer had the hold (it is lost then: the owner's unlock will throw
      *     {@link ConcurrentModificationException}), or the client is closed
@@ -226,7 +234,8 @@ public final class SynchronizersLockRegistry
      * @param lockKey the lock's key
      * @param ttl the new lease, at least 1 ms
      * @throws NullPointerException if an argument is null
-     * @throws IllegalArgumentException if {@code ttl} is under 1 ms or over what the lock accepts
+     * @throws IllegalArgumentException if {@code lockKey} is not a {@code String}, or {@code ttl} is
+     *     under 1 ms or over what the lock accepts
      *     (3650 days; a quorum lock also refuses one its clock-drift allowance eats half of)
      * @throws IllegalStateException as {@link #renewLock(Object)}
      * @throws SynchronizerUnavailableException if the store does not answer; the hold is unchanged
@@ -257,6 +266,7 @@ public final class SynchronizersLockRegistry
      * @param lockKey the lock's key
      * @return the token of the current thread's hold
      * @throws NullPointerException if {@code lockKey} is null
+     * @throws IllegalArgumentException if {@code lockKey} is not a {@code String}
      * @throws IllegalStateException if the current thread does not hold the lock of this key
      */
     public long fencingToken(Object lockKey) {
