@@ -1,9 +1,12 @@
 package dev.synchronizers;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 
@@ -482,6 +485,96 @@ public interface DistributedLock extends Lock {
      * @throws IllegalStateException if the client is closed
      */
     CompletionStage<Optional<LockHandle>> tryAcquireAsync(Duration wait);
+
+    /**
+     * Runs {@code body} on the calling thread while this lock is held, and returns its value: the
+     * recommended way to run work under a lock, since the work stops when the hold is lost.
+     * Acquires a {@link LockHandle} as {@link #tryAcquire(Duration)} does, waiting at most
+     * {@code wait} ({@code Duration.ZERO} tries once), renewed by the watchdog; runs
+     * {@code body.call(hold)}, which may use the hold's {@linkplain LockHandle#fencingToken()
+     * fencing token}, {@link LockHandle#verify()} and {@link LockHandle#lost()}; then releases the
+     * hold, whether the body returned or threw.
+     *
+     * <p><b>Loss.</b> If the hold is lost while the body runs, the calling thread is interrupted at
+     * once, when the lost-hold listeners are told: where the watchdog cannot renew the hold, before
+     * the store can let it go. Once the body returns or throws, what is left of the hold is released
+     * and {@link LostHoldException} is thrown: the body's value is discarded, an exception it threw
+     * is added to it as suppressed, and the interrupt this method set is cleared (an interrupt that
+     * was pending before the loss stays set). A body that ignores interrupts runs to its end all the
+     * same, possibly overlapping with the next holder: check the fencing token downstream.
+     *
+     * <p><b>Cost.</b> Those of {@code tryAcquire(wait)} and {@code release()}; nothing while the
+     * body runs but the watchdog's renewals.
+     *
+     * <p>The default implementation does this through {@link #tryAcquire(Duration)} and the
+     * handle's {@link LockHandle#lost()} and {@link LockHandle#close()}.
+     *
+     * @param <T> the type of the body's value
+     * @param wait how long to wait for the lock at most
+     * @param body the work to run under the lock, on this thread
+     * @return the body's value
+     * @throws NullPointerException if {@code wait} or {@code body} is null
+     * @throws TimeoutException if the lock was not acquired within {@code wait}; the body did not run
+     * @throws InterruptedException if the thread is interrupted on entry or while waiting for the
+     *     lock, as {@link #lockInterruptibly()}; its interrupt status is cleared and the body did not
+     *     run
+     * @throws ExecutionException if the body threw (its exception is the cause), and the hold was
+     *     not lost; thrown after the release (an {@link Error} the body throws is rethrown as it
+     *     is, after the release)
+     * @throws LostHoldException if the hold was lost before the body ended, or the release found
+     *     it gone
+     * @throws SynchronizerUnavailableException if the store cannot be reached to acquire, or to
+     *     release (the hold then ends with its lease at the latest; an exception of the body is
+     *     added to it as suppressed)
+     * @throws IllegalStateException if the client is closed
+     */
+    default <T> T callLocked(Duration wait, LockedCallable<T> body)
+            throws InterruptedException, TimeoutException, ExecutionException {
+        Objects.requireNonNull(wait, "wait");
+        Objects.requireNonNull(body, "body");
+        LockHandle hold = tryAcquire(wait).orElse(null);
+        if (hold == null) {
+            throw new TimeoutException("lock '" + name() + "' not acquired within " + wait);
+        }
+        LockedCall call = new LockedCall(Thread.currentThread());
+        hold.lost().thenAccept(call::lost);
+        T value = null;
+        Throwable failure = null;
+        try {
+            value = body.call(hold);
+        } catch (Throwable t) {
+            failure = t;
+        }
+        LostHold lostWhileRunning = call.end();
+        LostHoldException lostHold = null;
+        try {
+            hold.close();
+        } catch (LostHoldException e) {
+            lostHold = e;
+        } catch (RuntimeException | Error e) {
+            if (failure != null) {
+                e.addSuppressed(failure);
+            }
+            throw e;
+        }
+        if (lostHold == null && lostWhileRunning != null) {
+            lostHold = new LostHoldException(name(), lostWhileRunning.cause(), lostWhileRunning.kind() + " '"
+                    + name() + "': the hold was lost while callLocked() ran its body: " + lostWhileRunning.cause());
+        }
+        if (lostHold != null) {
+            if (failure != null) {
+                lostHold.addSuppressed(failure);
+            }
+            throw lostHold;
+        }
+        if (failure instanceof Error error) {
+            throw error;
+        }
+        if (failure != null) {
+            throw new ExecutionException(failure);
+        }
+        return value;
+    }
 
     /**
      * Asks the store whether it still has the current thread's hold of this lock: one round trip

@@ -60,6 +60,32 @@ public interface LockHandle extends AutoCloseable {
     boolean isHeld();
 
     /**
+     * Returns a stage that tells when this hold is lost. It completes with the {@link LostHold}
+     * report (whose {@link LostHold#handle()} is this handle) at the moment the client's lost-hold
+     * listeners are told, before the hold can have run out in the store where the watchdog could
+     * not renew it ({@link LostHold.Cause#UNRENEWABLE}); it also completes so when
+     * {@link #verify()}, {@link #extend(Duration)} or the release find the hold gone, and, with
+     * {@link LostHold.Cause#LEASE_EXPIRED}, when a fixed lease runs out (which listeners are not
+     * told). It completes exceptionally with {@link java.util.concurrent.CancellationException}
+     * once the hold is released, or {@linkplain #releaseAfter(Duration) let go}, without having
+     * been lost (also when the release could not reach the store), so that nothing waits on it
+     * forever.
+     *
+     * <p>The stage completes on the client's async executor, never on a network thread; a stage
+     * obtained after it completed runs its dependents on the caller's thread, as every completed
+     * stage does. Each call returns a new stage, so completing one (through
+     * {@code toCompletableFuture()}) changes no other. Makes no network call.
+     *
+     * <pre> {@code
+     * handle.lost().thenAccept(report -> worker.interrupt());}</pre>
+     *
+     * <p>{@link DistributedLock#callLocked} builds on it: it stops its work when the hold is lost.
+     *
+     * @return a stage completed with the report when this hold is lost
+     */
+    CompletionStage<LostHold> lost();
+
+    /**
      * Asks the store whether it still has this hold: one round trip (one per node, in parallel,
      * for a quorum lock). A hold found gone is known lost from then on: the lost-hold listener is
      * told at once, not at the watchdog's next renewal.

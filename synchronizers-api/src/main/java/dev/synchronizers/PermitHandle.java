@@ -64,6 +64,25 @@ public interface PermitHandle extends AutoCloseable {
     boolean isHeld();
 
     /**
+     * Returns a stage that tells when these permits are lost. It completes with the
+     * {@link LostHold} report (kind {@code "semaphore"}, thread id {@code -1}) at the moment the
+     * client's lost-hold listeners are told, before the permits can have run out in the store where
+     * the watchdog could not renew them ({@link LostHold.Cause#UNRENEWABLE}), and also when the
+     * release finds them gone. It completes exceptionally with
+     * {@link java.util.concurrent.CancellationException} once the permits are released without
+     * having been lost (also when the release could not reach the store), so that nothing waits on
+     * it forever.
+     *
+     * <p>The stage completes on the client's async executor, never on a network thread; a stage
+     * obtained after it completed runs its dependents on the caller's thread, as every completed
+     * stage does. Each call returns a new stage, so completing one (through
+     * {@code toCompletableFuture()}) changes no other. Makes no network call.
+     *
+     * @return a stage completed with the report when these permits are lost
+     */
+    CompletionStage<LostHold> lost();
+
+    /**
      * Releases this handle's permits, from any thread, and serves the semaphore's waiters first in
      * line with them. One round trip.
      *

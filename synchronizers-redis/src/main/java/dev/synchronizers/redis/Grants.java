@@ -318,17 +318,21 @@ final class Grants {
         Object metric;
         /** Whether its hold has ended in the metrics. */
         boolean ended;
+        /** For a handle's grant, its handle's {@code lost()} stage; null for another grant. */
+        final LossSignal loss;
 
         /**
          * @param threadId the acquiring thread, or -1 for a handle's grant
          * @param metric what the metrics returned when the hold started, possibly null
+         * @param loss for a handle's grant, its handle's {@code lost()} stage; null for another grant
          */
-        Grant(String id, long threadId, int permits, boolean ofHandle, Object metric) {
+        Grant(String id, long threadId, int permits, boolean ofHandle, Object metric, LossSignal loss) {
             this.id = id;
             this.threadId = threadId;
             this.permits = permits;
             this.ofHandle = ofHandle;
             this.metric = metric;
+            this.loss = loss;
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.synchronizers.redis;
 
 import dev.synchronizers.LockHandle;
 import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import java.time.Duration;
 import java.util.Objects;
@@ -21,18 +22,43 @@ final class RedisLockHandle implements LockHandle {
     private final Holds.Hold hold;
     /** Set once, by release(), releaseAfter() or close(): from then on the handle holds nothing. */
     private final AtomicBoolean released = new AtomicBoolean();
+    /** What {@link #lost()} tells: settled by the loss, or by the release. */
+    private final LossSignal loss;
 
     RedisLockHandle(RedisLock lock, Holds.Hold hold) {
         this.lock = lock;
         this.hold = hold;
+        this.loss = new LossSignal(lock.context.async);
     }
 
     /** Told by the lease's keeper that the hold ended other than by its release. */
     void lost(LostHold.Cause cause) {
         lock.holds.removeHandle(hold);
         lock.unpin(hold, false);
-        lock.context.listeners.report(new LostHold(lock.name(), lock.kind, -1, hold.token, cause, this));
+        LostHold report = new LostHold(lock.name(), lock.kind, -1, hold.token, cause, this);
+        lock.context.listeners.report(report);
+        loss.lost(report);
         lock.backend.acquirer.wakeHead();
+    }
+
+    @Override
+    public CompletionStage<LostHold> lost() {
+        return loss.stage();
+    }
+
+    /**
+     * Runs what ends the hold for its owner (release, let go), and settles {@link #lost()}: with
+     * the loss it finds, or cancelled however else it ends.
+     */
+    private void ending(Runnable end) {
+        try {
+            end.run();
+        } catch (LostHoldException e) {
+            loss.lost(new LostHold(lock.name(), lock.kind, -1, hold.token, e.lostCause(), this));
+            throw e;
+        } finally {
+            loss.released();
+        }
     }
 
     @Override
@@ -89,6 +115,10 @@ final class RedisLockHandle implements LockHandle {
         if (!released.compareAndSet(false, true)) {
             throw new IllegalStateException(describe() + ": releaseAfter() of a handle already released");
         }
+        ending(() -> letGo(millis));
+    }
+
+    private void letGo(long millis) {
         lock.holds.removeHandle(hold);
         LostHold.Cause ended = hold.lease.endedBecause();
         if (ended != null) {
@@ -118,7 +148,7 @@ final class RedisLockHandle implements LockHandle {
             throw new IllegalStateException(describe() + ": release() of a handle already released");
         }
         lock.holds.removeHandle(hold);
-        lock.end(hold, -1, this, "release()");
+        ending(() -> lock.end(hold, -1, this, "release()"));
     }
 
     @Override
@@ -130,7 +160,7 @@ final class RedisLockHandle implements LockHandle {
     public void close() {
         if (released.compareAndSet(false, true)) {
             lock.holds.removeHandle(hold);
-            lock.end(hold, -1, this, "close()");
+            ending(() -> lock.end(hold, -1, this, "close()"));
         }
     }
 

@@ -403,7 +403,7 @@ final class RedisSemaphore implements DistributedSemaphore {
      */
     private Grant record(String id, int permits, long sentNanos, boolean ofHandle) {
         Grant grant = new Grant(id, ofHandle ? -1 : Machinery.currentThreadId(), permits, ofHandle,
-                meters.holdStarted());
+                meters.holdStarted(), ofHandle ? new LossSignal(machinery.async) : null);
         return grants.add(grant, booked -> machinery.watchdog.register(Renewal.ofClient(Script.SEMAPHORE_RENEW,
                 keys.forRenew(), new String[] {id}, sentNanos, cause -> lost(booked, cause))));
     }
@@ -418,7 +418,11 @@ final class RedisSemaphore implements DistributedSemaphore {
     private void lost(Grant grant, LostHold.Cause cause) {
         grants.lost(grant, cause);
         giveUp(grant.id);
-        machinery.listeners.report(new LostHold(name, KIND, grant.threadId, -1, cause));
+        LostHold report = new LostHold(name, KIND, grant.threadId, -1, cause);
+        machinery.listeners.report(report);
+        if (grant.loss != null) {
+            grant.loss.lost(report);
+        }
     }
 
     /* --------------- release --------------- */
@@ -573,7 +577,24 @@ final class RedisSemaphore implements DistributedSemaphore {
             if (!tryClaimRelease()) {
                 throw new IllegalStateException(describe() + ": release() of a handle already released");
             }
-            releaseHandle(grant, "release()");
+            end("release()");
+        }
+
+        @Override
+        public CompletionStage<LostHold> lost() {
+            return grant.loss.stage();
+        }
+
+        /** Releases the grant, once claimed, and settles {@link #lost()}: with the loss it finds, or cancelled. */
+        private void end(String what) {
+            try {
+                releaseHandle(grant, what);
+            } catch (LostHoldException e) {
+                grant.loss.lost(new LostHold(name, KIND, -1, -1, e.lostCause()));
+                throw e;
+            } finally {
+                grant.loss.released();
+            }
         }
 
         @Override
@@ -584,7 +605,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         @Override
         public void close() {
             if (!released.get() && tryClaimRelease()) {
-                releaseHandle(grant, "close()");
+                end("close()");
             }
         }
 

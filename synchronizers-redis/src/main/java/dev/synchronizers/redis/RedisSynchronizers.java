@@ -461,7 +461,11 @@ public final class RedisSynchronizers implements Synchronizers {
 
         /**
          * Sets the lease of holds taken without a lease time. The watchdog renews them every third
-         * of it; a process that dies holding one frees it at most this long after its last renewal.
+         * of it; a process that dies holding one frees it at most this long after its last renewal. A renewal waits for its reply at
+         * most the command timeout or a sixth of the lease, whichever is shorter, so that a hold whose
+         * renewals get no answer is reported lost ({@code UNRENEWABLE}) at least that long before it
+         * can run out in Redis, whatever the command timeout: every lease this accepts keeps that
+         * promise.
          *
          * @param lease the lease, at least 30 ms; default 30 s
          * @return this builder
@@ -476,6 +480,10 @@ public final class RedisSynchronizers implements Synchronizers {
         /**
          * Sets how long any single call waits for Redis (and for the connection at start-up)
          * before it throws {@link SynchronizerUnavailableException}.
+         *
+         * <p>The watchdog's renewals wait for their replies this long or a sixth of the lease,
+         * whichever is shorter (see {@code lease}), so a timeout longer than the lease is accepted
+         * and still lets the watchdog report a hold it cannot renew before the hold can run out.
          *
          * @param commandTimeout the timeout, positive; default 5 s
          * @return this builder

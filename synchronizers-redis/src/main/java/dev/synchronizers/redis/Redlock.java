@@ -369,7 +369,11 @@ public final class Redlock implements AutoCloseable {
         /**
          * Sets the lease of holds taken without a lease time, renewed on every node every third of
          * it. It bounds how long a dead holder keeps the lock, and every acquisition must finish
-         * within it (less the drift allowance).
+         * within it (less the drift allowance). A renewal waits for its reply at
+         * most the command timeout or a sixth of the lease, whichever is shorter, so that a hold whose
+         * renewals get no answer is reported lost ({@code UNRENEWABLE}) at least that long before it
+         * can run out in Redis, whatever the command timeout: every lease this accepts keeps that
+         * promise.
          *
          * @param lease the lease, at least 30 ms; default 30 s
          * @return this builder
@@ -401,6 +405,10 @@ public final class Redlock implements AutoCloseable {
         /**
          * Sets how long any call waits for the nodes (and for each connection at start-up) before
          * it throws {@link SynchronizerUnavailableException}.
+         *
+         * <p>The watchdog's renewals wait for their replies this long or a sixth of the lease,
+         * whichever is shorter (see {@code lease}), so a timeout longer than the lease is accepted
+         * and still lets the watchdog report a hold it cannot renew before the hold can run out.
          *
          * @param commandTimeout the timeout, positive; default 5 s
          * @return this builder

@@ -41,11 +41,11 @@ class GrantsTest {
     });
 
     private Grant add(String id, long threadId, int permits) {
-        return grants.add(new Grant(id, threadId, permits, false, id), grant -> new StubLease());
+        return grants.add(new Grant(id, threadId, permits, false, id, null), grant -> new StubLease());
     }
 
     private Grant addHandle(String id, int permits) {
-        return grants.add(new Grant(id, -1, permits, true, id), grant -> new StubLease());
+        return grants.add(new Grant(id, -1, permits, true, id, null), grant -> new StubLease());
     }
 
     private static List<String> ids(List<Grant> order) {

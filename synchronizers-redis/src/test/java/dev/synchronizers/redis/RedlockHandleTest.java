@@ -187,4 +187,38 @@ class RedlockHandleTest extends RedlockTestBase {
         assertEquals(-1, reported.threadId(), "no thread owns a handle's hold");
         assertTrue(lost.isEmpty(), "reported once: " + lost);
     }
+
+    /* --------------- lost() and callLocked --------------- */
+
+    /**
+     * A Redlock handle's lost(): forced on every node by another client, and found gone by
+     * verify(), it completes with the report the listener got; a handle released normally has it
+     * cancelled; callLocked on a Redlock lock returns the body's value and releases.
+     */
+    @Test
+    void lost_forcedEverywhere_completesWithTheReport_releasedCancelled_callLockedReleases() throws Exception {
+        DistributedLock lock = client(LEASE).lock(name);
+        LockHandle handle = lock.acquire();
+        java.util.concurrent.CompletionStage<LostHold> stage = handle.lost();
+        assertTrue(direct().lock(name).forceUnlock());
+
+        assertFalse(handle.verify());
+
+        LostHold report = stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertEquals(LostHold.Cause.GONE, report.cause());
+        assertSame(handle, report.handle());
+        Await.until("the listener is told", () -> report.equals(lost.peek()));
+        lost.clear();
+
+        LockHandle released = lock.acquire();
+        released.release();
+        assertThrows(java.util.concurrent.CancellationException.class,
+                () -> released.lost().toCompletableFuture().get(30, TimeUnit.SECONDS));
+
+        assertEquals("ran", lock.callLocked(Duration.ZERO, hold -> hold.isHeld() ? "ran" : "not held"));
+        DistributedLock other = direct().lock(name);
+        assertTrue(other.tryLock(), "released by callLocked");
+        other.unlock();
+        assertTrue(lost.isEmpty(), "nothing else lost: " + lost);
+    }
 }

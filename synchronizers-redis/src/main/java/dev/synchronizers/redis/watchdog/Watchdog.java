@@ -70,7 +70,13 @@ public final class Watchdog implements AutoCloseable {
      * the servers' clocks where it is given.
      */
     private final long safetyNanos;
+    /** The command timeout: how long close() waits for the reports queued. */
     private final Duration timeout;
+    /**
+     * How long a tick waits for its renewals' replies: the command timeout, or half a tick if that
+     * is shorter (see {@link #replyDeadline}).
+     */
+    private final Duration replyTimeout;
     private final Recorder recorder;
     private final ToIntFunction<String> batchGroup;
     /** With replica acknowledgement, the check of each tick's renewals; null without. */
@@ -91,7 +97,8 @@ public final class Watchdog implements AutoCloseable {
      * The watchdog's timing and its thread's name.
      *
      * @param leaseMillis the lease every renewal sets; the tick is a third of it
-     * @param timeout the command timeout, for a tick's replies
+     * @param timeout the command timeout; a tick waits for its replies this long, or half a tick
+     *     if that is shorter
      * @param drift how much earlier than the local clock says a lease may run out in Redis: a lease
      *     that cannot be renewed is decided lost that much earlier. For leases whose end is judged
      *     against several servers' clocks (a Redlock's nodes), which may run faster than this one;
@@ -119,10 +126,27 @@ public final class Watchdog implements AutoCloseable {
         this.safetyNanos = Math.min(TimeUnit.MILLISECONDS.toNanos(50), TimeUnit.MILLISECONDS.toNanos(leaseMillis) / 20)
                 + options.drift().toNanos();
         this.timeout = options.timeout();
+        this.replyTimeout = replyDeadline(leaseMillis, timeout);
         this.events = new EventThread(options.threadName());
         this.scheduler = events.scheduler();
         this.followUps = new FollowUps(recorder, scheduler, System::nanoTime);
         scheduler.scheduleWithFixedDelay(this::tick, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * How long a tick waits for its renewals' replies: the command timeout, but at most half a tick
+     * (a sixth of the lease). A lease whose renewal gets no answer is then known lost at least half
+     * a tick before it could run out (the tick that finds it unanswered, or the one after it,
+     * decides; see {@link #unanswered}): before Redis can let it go, whatever the command timeout. Waiting a whole command timeout instead would decide it only after the lease
+     * could have run out when the timeout is longer than about a third of the lease.
+     *
+     * @param leaseMillis the lease every renewal sets
+     * @param timeout the command timeout
+     * @return the reply deadline of a tick's renewals, at least 1 ms
+     */
+    static Duration replyDeadline(long leaseMillis, Duration timeout) {
+        Duration halfTick = Duration.ofMillis(Math.max(1, leaseMillis / 6));
+        return timeout.compareTo(halfTick) < 0 ? timeout : halfTick;
     }
 
     /**
@@ -291,8 +315,8 @@ public final class Watchdog implements AutoCloseable {
             }
         });
         // One deadline for every reply of the tick, all sent by now: a tick in which Redis does not
-        // answer lasts one command timeout, not one per call, so the next tick comes in time.
-        long deadline = System.nanoTime() + timeout.toNanos();
+        // answer lasts one reply deadline, not one per call, so the next tick comes in time.
+        long deadline = System.nanoTime() + replyTimeout.toNanos();
         int[] renewedAndFailed = new int[2];
         String failure = null;
         Lease lastRenewed = null;
@@ -385,10 +409,13 @@ public final class Watchdog implements AutoCloseable {
      * A lease whose renewal got no answer this tick: lost as soon as it could run out before the
      * next tick had a chance to renew it. Never report a hold as held past the moment Redis may
      * have let it go. The next tick starts a tick period after this one ends, which is no earlier
-     * than now, and its renewal's reply may take a command timeout more.
+     * than now, and its renewal's reply may take a reply deadline more; one reply deadline more
+     * again is the owner's margin, so that a hold acquired just before a tick whose renewals fail is
+     * not decided lost only an instant before the lease can run out, but at least that long before
+     * (time for {@code callLocked} to stop its work).
      */
     private void unanswered(Lease lease) {
-        long nextChance = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(tickMillis) + timeout.toNanos()
+        long nextChance = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(tickMillis) + 2 * replyTimeout.toNanos()
                 + safetyNanos;
         if (nextChance - lease.renewedNanos >= TimeUnit.MILLISECONDS.toNanos(leaseMillis)) {
             lose(lease, LostHold.Cause.UNRENEWABLE);
