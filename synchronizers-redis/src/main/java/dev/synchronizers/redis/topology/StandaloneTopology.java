@@ -120,7 +120,7 @@ public final class StandaloneTopology implements Topology {
         StatefulRedisConnection<String, String> commands = null;
         StatefulRedisPubSubConnection<String, String> pubSub = null;
         try {
-            commands = client.connect(StringCodec.UTF8, uri);
+            commands = InFlightCommands.failOnDisconnect(client.connect(StringCodec.UTF8, uri));
             pubSub = client.connectPubSub(StringCodec.UTF8, uri);
             boolean sharded = ServerVersion.shardedPubSub(commands.async(), timeout);
             return new StandaloneTopology(client, given == null, uri, commands, pubSub, sharded);
@@ -150,7 +150,7 @@ public final class StandaloneTopology implements Topology {
      */
     @Override
     public RedisClusterAsyncCommands<String, String> openSideConnection() {
-        StatefulRedisConnection<String, String> side = client.connect(StringCodec.UTF8, uri);
+        StatefulRedisConnection<String, String> side = InFlightCommands.failOnDisconnect(client.connect(StringCodec.UTF8, uri));
         sideConnections.add(side);
         return side.async();
     }

@@ -2,15 +2,21 @@ package dev.synchronizers.redis.topology;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
+import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.protocol.RedisCommand;
@@ -89,6 +95,49 @@ class LettuceLinesTest {
             other.unlock();
         } finally {
             resources.shutdown(0, 10, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * An acquire in flight when the connection drops (it ran, its reply was lost) fails, and is
+     * never written again once the client reconnects: Redis runs it once. Lettuce 6.8 and later
+     * fail such commands by themselves under {@code REJECT_COMMANDS}; 6.6 kept them and wrote
+     * them again on the new connection, so the caller got the reply of a second run.
+     */
+    @Test
+    void acquire_inFlightWhenTheConnectionDrops_failsAndRedisRunsItOnce() throws Exception {
+        Opened opened = new Opened();
+        try {
+            RedisServer server = opened.add(RedisServers.start());
+            FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
+            RedisSynchronizers client = opened.add(RedisSynchronizers.builder().uri(proxy.uri())
+                    .commandTimeout(Duration.ofSeconds(20)).build());
+            RedisCommands<String, String> admin = opened.commands(server.uri());
+            DistributedLock lock = client.lock("lines-in-flight");
+            assertTrue(lock.tryLock());
+            lock.unlock();
+            admin.configResetstat();
+
+            proxy.dropReplies(1, "EVALSHA");
+            Background<Boolean> acquire = Background.start("acquire", lock::tryLock);
+            Await.until("the acquire's reply is dropped", () -> proxy.droppedReplies() == 1);
+            proxy.cutAll();
+
+            assertInstanceOf(SynchronizerUnavailableException.class, acquire.failure(),
+                    "the acquire fails; it is not answered by a second run");
+            DistributedLock other = client.lock("lines-in-flight-other");
+            Await.until("the client reconnects and takes another lock", () -> {
+                try {
+                    return other.tryLock();
+                } catch (SynchronizerUnavailableException e) {
+                    return false;
+                }
+            });
+            other.unlock();
+            assertEquals(3, RedisState.calls(admin.info("commandstats"), "evalsha"),
+                    "the dropped acquire ran once, beside the other lock's take and release");
+        } finally {
+            opened.closeAll();
         }
     }
 
