@@ -11,6 +11,7 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.Synchronizers;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.support.LettuceLine;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.topology.ClusterTopology;
 import dev.synchronizers.redis.topology.SentinelTopology;
@@ -704,11 +705,13 @@ public final class RedisSynchronizers implements Synchronizers {
          *
          * @return the connected client
          * @throws IllegalStateException if no URI was given, or a {@link #meterNameTag} without a
-         *     {@link #meterRegistry}
+         *     {@link #meterRegistry}, or if the Lettuce on the class path is older than 6.6.0 (the
+         *     message names the version found)
          * @throws SynchronizerUnavailableException if Redis cannot be reached within the command
          *     timeout
          */
         public RedisSynchronizers build() {
+            LettuceLine.check();
             if (uri == null && clusterSeeds == null && clusterClient == null) {
                 throw new IllegalStateException("no Redis to connect to: call uri(...), cluster(...) or client(...)");
             }

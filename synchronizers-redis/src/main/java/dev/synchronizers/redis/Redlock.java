@@ -7,6 +7,7 @@ import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.support.EventThread;
+import dev.synchronizers.redis.support.LettuceLine;
 import dev.synchronizers.redis.wakeup.FanOutTransport;
 import dev.synchronizers.redis.wakeup.PubSubTransport;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -514,13 +515,15 @@ public final class Redlock implements AutoCloseable {
          * @return the connected client
          * @throws IllegalStateException if no nodes were given, the drift allowance leaves no
          *     validity ({@code lease × clockDriftFactor + 2 ms} at least half the lease), or a
-         *     {@link #meterNameTag} is set without a {@link #meterRegistry}
+         *     {@link #meterNameTag} is set without a {@link #meterRegistry}, or if the Lettuce on the
+         *     class path is older than 6.6.0 (the message names the version found)
          * @throws SynchronizerUnavailableException if fewer than a quorum of the nodes can be reached
          *     within the command timeout (the message says how many could); nothing stays connected
          *     then. Nodes that cannot be reached while a quorum can are connected later, by their
          *     watchdogs, as soon as they answer.
          */
         public Redlock build() {
+            LettuceLine.check();
             if (uris == null) {
                 throw new IllegalStateException("no nodes: call nodes(...)");
             }

@@ -275,8 +275,7 @@ class ClusterTest {
         RedisServer to = cluster.masters().stream().filter(m -> !m.equals(from)).findFirst().orElseThrow();
         RedisClusterClient lettuce = RedisClusterClient.create(cluster.seedUris().stream().map(RedisURI::create)
                 .toList());
-        lettuce.setOptions(ClusterClientOptions.builder().topologyRefreshOptions(ClusterTopologyRefreshOptions
-                .builder().disableAllAdaptiveRefreshTriggers().enablePeriodicRefresh(false).build()).build());
+        lettuce.setOptions(ClusterClientOptions.builder().topologyRefreshOptions(noTopologyRefresh()).build());
         RedisSynchronizers stale = RedisSynchronizers.builder().client(lettuce).keyPrefix(prefix)
                 .lease(Duration.ofSeconds(60)).commandTimeout(Duration.ofSeconds(2)).build();
         try {
@@ -403,5 +402,24 @@ class ClusterTest {
                 return candidate;
             }
         }
+    }
+
+    /**
+     * Topology refresh options with no trigger at all. Lettuce 7 turns every adaptive trigger on
+     * by default and has {@code disableAllAdaptiveRefreshTriggers()}; Lettuce 6.x turns none on
+     * and lacks that method, so it is called only where it exists.
+     */
+    private static ClusterTopologyRefreshOptions noTopologyRefresh() {
+        ClusterTopologyRefreshOptions.Builder builder = ClusterTopologyRefreshOptions.builder().enablePeriodicRefresh(false);
+        try {
+            ClusterTopologyRefreshOptions.Builder.class.getMethod("disableAllAdaptiveRefreshTriggers").invoke(builder);
+        } catch (NoSuchMethodException e) {
+            // Lettuce 6.x: no adaptive trigger is on by default
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+        ClusterTopologyRefreshOptions options = builder.build();
+        assertTrue(options.getAdaptiveRefreshTriggers().isEmpty(), options.getAdaptiveRefreshTriggers()::toString);
+        return options;
     }
 }

@@ -11,8 +11,8 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
@@ -64,7 +64,7 @@ public final class FaultProxy implements AutoCloseable {
             "PUNSUBSCRIBE", "SSUBSCRIBE", "SUNSUBSCRIBE");
 
     private final int targetPort;
-    private final MultiThreadIoEventLoopGroup group;
+    private final EventLoopGroup group;
     /** The one I/O thread: every field below, and every link's state, is confined to it. */
     private final EventLoop loop;
     private final Channel listener;
@@ -78,10 +78,12 @@ public final class FaultProxy implements AutoCloseable {
     private Set<String> dropOnly = Set.of();
     private boolean closed;
 
+    // NioEventLoopGroup: Netty 4.2 deprecates it for MultiThreadIoEventLoopGroup, which Netty 4.1
+    // (the Netty of Lettuce 6.x, which the Redis module is also tested on) does not have.
+    @SuppressWarnings("deprecation")
     private FaultProxy(int targetPort) {
         this.targetPort = targetPort;
-        this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("fault-proxy", true),
-                NioIoHandler.newFactory());
+        this.group = new NioEventLoopGroup(1, new DefaultThreadFactory("fault-proxy", true));
         this.loop = group.next();
         try {
             this.listener = new ServerBootstrap()

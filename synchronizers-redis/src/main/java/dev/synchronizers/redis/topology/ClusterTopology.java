@@ -71,16 +71,23 @@ public final class ClusterTopology implements Topology {
      * @param commandTimeout the command timeout, positive
      * @return the options, for {@link #connect}
      */
+    @SuppressWarnings("deprecation")   // enableAllAdaptiveRefreshTriggers: see below
     public static ClusterClientOptions clientOptions(Duration commandTimeout) {
         ClusterClientOptions.Builder options = ClusterClientOptions.builder()
                 .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                         // Every adaptive trigger (MOVED, ASK, reconnect storms, uncovered slots,
-                        // unknown nodes) is on by default; the periodic refresh is not.
+                        // unknown nodes): on by default since Lettuce 7.0 (which deprecates this
+                        // call for that reason), off by default on 6.x.
+                        .enableAllAdaptiveRefreshTriggers()
                         .enablePeriodicRefresh(TOPOLOGY_REFRESH)
                         .adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
                         .refreshTriggersReconnectAttempts(2)
                         .build())
                 .autoReconnect(true)
+                // A node not (yet) in our view of the cluster, where a redirection may point, may
+                // be connected to (and refreshes the view: the UNKNOWN_NODE trigger): the default
+                // since Lettuce 7.0; 6.x refuses such a connection by default.
+                .validateClusterNodeMembership(false)
                 // Node connections open lazily, on a node's first command (and a new master's
                 // after a failover): that command waits for the connection, within the command
                 // timeout, instead of being refused. A command that times out waiting is never

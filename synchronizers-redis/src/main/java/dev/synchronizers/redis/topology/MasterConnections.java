@@ -61,7 +61,8 @@ final class MasterConnections {
             direct.withClientName(uri.getClientName());
         }
         RedisURI server = direct.build();
-        StatefulRedisConnection<String, String> connection = client.connect(StringCodec.UTF8, server);
+        StatefulRedisConnection<String, String> connection =
+                InFlightCommands.failOnDisconnect(client.connect(StringCodec.UTF8, server));
         try {
             return new MasterConnections(host, port, server, connection,
                     client.connectPubSub(StringCodec.UTF8, server), System.nanoTime());
@@ -131,7 +132,7 @@ final class MasterConnections {
         sideLock.lock();
         try {
             if (side == null) {
-                side = client.connect(StringCodec.UTF8, server);
+                side = InFlightCommands.failOnDisconnect(client.connect(StringCodec.UTF8, server));
             }
             return side;
         } finally {

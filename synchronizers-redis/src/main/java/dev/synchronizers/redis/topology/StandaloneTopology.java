@@ -62,7 +62,8 @@ public final class StandaloneTopology implements Topology {
     /**
      * Returns the options of a Lettuce client created for one server (a standalone server, the
      * master a Sentinel set names, or a Redlock node): it reconnects by itself, refuses commands
-     * while disconnected, never replays a command after a reconnect (a replayed acquire could take
+     * while disconnected (and a command whose write failed as the connection dropped, at once, on
+     * every Lettuce line), never replays a command after a reconnect (a replayed acquire could take
      * a lock nobody knows it holds), bounds every command and every connection attempt by
      * {@code commandTimeout}, and keeps its sockets alive ({@link #KEEP_ALIVE}).
      *
@@ -73,10 +74,26 @@ public final class StandaloneTopology implements Topology {
         return ClientOptions.builder()
                 .autoReconnect(true)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                .replayFilter(command -> true)
+                .replayFilter(command -> !failedWrite())
                 .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
                 .socketOptions(SocketOptions.builder().connectTimeout(commandTimeout).keepAlive(KEEP_ALIVE).build())
                 .build();
+    }
+
+    /**
+     * Whether Lettuce asks the replay filter about a command whose write to the socket failed
+     * (the connection dropped as it was written): a command that never reached Redis. The filter
+     * lets such a command be written again, and while disconnected that write is refused at once,
+     * as Lettuce 7.7 and later refuse a failed write by themselves under {@code REJECT_COMMANDS}.
+     * Lettuce 6.x up to 7.5 ask the filter instead, and a command it keeps from being written
+     * again is left pending until the command timeout, an unknown outcome. Every other command the
+     * filter is asked about was sent, and is never written again.
+     */
+    static boolean failedWrite() {
+        // Lettuce's handler of a failed write, DefaultEndpoint.RetryListener, calls the filter
+        // directly; matched by its simple name so that a relocated (shaded) Lettuce matches too.
+        return StackWalker.getInstance().walk(frames -> frames.limit(12)
+                .anyMatch(frame -> frame.getClassName().endsWith(".DefaultEndpoint$RetryListener")));
     }
 
     /**
@@ -103,7 +120,7 @@ public final class StandaloneTopology implements Topology {
         StatefulRedisConnection<String, String> commands = null;
         StatefulRedisPubSubConnection<String, String> pubSub = null;
         try {
-            commands = client.connect(StringCodec.UTF8, uri);
+            commands = InFlightCommands.failOnDisconnect(client.connect(StringCodec.UTF8, uri));
             pubSub = client.connectPubSub(StringCodec.UTF8, uri);
             boolean sharded = ServerVersion.shardedPubSub(commands.async(), timeout);
             return new StandaloneTopology(client, given == null, uri, commands, pubSub, sharded);
@@ -133,7 +150,7 @@ public final class StandaloneTopology implements Topology {
      */
     @Override
     public RedisClusterAsyncCommands<String, String> openSideConnection() {
-        StatefulRedisConnection<String, String> side = client.connect(StringCodec.UTF8, uri);
+        StatefulRedisConnection<String, String> side = InFlightCommands.failOnDisconnect(client.connect(StringCodec.UTF8, uri));
         sideConnections.add(side);
         return side.async();
     }

@@ -1,9 +1,11 @@
 package dev.synchronizers.redis.wakeup;
 
-import io.lettuce.core.Delegating;
+import io.lettuce.core.CommandListenerWriter;
 import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisChannelWriter;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.protocol.CommandExpiryWriter;
 import io.lettuce.core.protocol.DefaultEndpoint;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.net.SocketAddress;
@@ -156,9 +158,12 @@ public final class SingleConnectionTransport implements PubSubTransport {
      * do so; the caller then at least wakes every waiter.
      */
     static boolean disconnect(StatefulRedisPubSubConnection<String, String> connection) {
-        Object writer = connection instanceof RedisChannelHandler<?, ?> handler ? handler.getChannelWriter() : null;
-        while (writer instanceof Delegating<?> delegating) {
-            writer = delegating.getDelegate();
+        RedisChannelWriter writer = connection instanceof RedisChannelHandler<?, ?> handler ? handler.getChannelWriter() : null;
+        // The writers Lettuce stacks on the endpoint (command timeouts, command listeners). Both
+        // classes and their getDelegate() exist on every supported line; Lettuce 7's common
+        // interface for them (io.lettuce.core.Delegating) does not exist on 6.x.
+        while (writer instanceof CommandExpiryWriter || writer instanceof CommandListenerWriter) {
+            writer = writer instanceof CommandExpiryWriter expiry ? expiry.getDelegate() : ((CommandListenerWriter) writer).getDelegate();
         }
         if (writer instanceof DefaultEndpoint endpoint) {
             endpoint.disconnect();
