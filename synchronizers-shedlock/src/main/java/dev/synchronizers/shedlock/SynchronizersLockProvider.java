@@ -82,6 +82,7 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
 
     private final Function<String, ? extends DistributedLock> locks;
     private final Renewal renewal;
+    private final boolean interruptOnLoss;
 
     /**
      * Creates a provider whose lock called {@code name} is {@code synchronizers.lock(name)}, with a
@@ -103,12 +104,14 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
      * @throws NullPointerException if {@code locks} is null
      */
     public SynchronizersLockProvider(Function<String, ? extends DistributedLock> locks) {
-        this(requireNonNull(locks, "locks"), Renewal.NONE);
+        this(requireNonNull(locks, "locks"), Renewal.NONE, false);
     }
 
-    private SynchronizersLockProvider(Function<String, ? extends DistributedLock> locks, Renewal renewal) {
+    private SynchronizersLockProvider(Function<String, ? extends DistributedLock> locks, Renewal renewal,
+            boolean interruptOnLoss) {
         this.locks = locks;
         this.renewal = renewal;
+        this.interruptOnLoss = interruptOnLoss;
     }
 
     /**
@@ -123,7 +126,7 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
      * @return a keep-alive provider; this provider is unchanged
      */
     public SynchronizersLockProvider withKeepAlive() {
-        return new SynchronizersLockProvider(locks, Renewal.UNCAPPED);
+        return new SynchronizersLockProvider(locks, Renewal.UNCAPPED, interruptOnLoss);
     }
 
     /**
@@ -136,7 +139,37 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
      * @return a keep-alive provider capped by {@code lockAtMostFor}; this provider is unchanged
      */
     public SynchronizersLockProvider withKeepAliveUpTo() {
-        return new SynchronizersLockProvider(locks, Renewal.CAPPED);
+        return new SynchronizersLockProvider(locks, Renewal.CAPPED, interruptOnLoss);
+    }
+
+    /**
+     * Returns a provider over the same locks, with the same lease, that interrupts the thread
+     * running a task when the task's lock is lost: forced by another client, not renewed in time
+     * (reported {@code UNRENEWABLE} before the store can let it go, as long as this JVM keeps up),
+     * or its fixed lease of {@code lockAtMostFor} ran out. The thread interrupted is the one that
+     * took the lock, which ShedLock's executor runs the task on; it is interrupted only while the
+     * lock is held there (until its {@link SimpleLock#unlock() unlock()}), and the interrupt this
+     * provider set is cleared by that {@code unlock()}, which then throws {@link LostHoldException}.
+     * Off by default, so that a task that does not expect interrupts is not surprised. A task
+     * stops on it if it waits interruptibly or checks {@link Thread#isInterrupted()}:
+     * <pre> {@code
+     * @Scheduled(cron = "0 * * * * *")
+     * @SchedulerLock(name = "export")
+     * void export() throws InterruptedException {
+     *     for (Batch batch : batches()) {
+     *         if (Thread.currentThread().isInterrupted()) {
+     *             return;   // the lock is lost: another instance may run the job now
+     *         }
+     *         sink.write(batch, SynchronizersLockProvider.currentFencingToken());
+     *     }
+     * }}</pre>
+     * ShedLock's own keep-alive ({@code KeepAliveLockProvider}) only logs when it cannot extend a
+     * lock; the task goes on.
+     *
+     * @return a provider that interrupts a task whose lock is lost; this provider is unchanged
+     */
+    public SynchronizersLockProvider withInterruptOnLoss() {
+        return new SynchronizersLockProvider(locks, renewal, true);
     }
 
     /**
@@ -180,6 +213,9 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
         }
         Hold hold = new Hold(handle.get(), renewal);
         hold.armCap(configuration.getLockAtMostFor());
+        if (interruptOnLoss) {
+            hold.interruptOnLoss(Thread.currentThread());
+        }
         ArrayDeque<Hold> running = RUNNING.get();
         if (running == null) {
             running = new ArrayDeque<>();
@@ -222,7 +258,7 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
     /** Returns the kind of lease this provider gives, e.g. {@code SynchronizersLockProvider[keep-alive]}. */
     @Override
     public String toString() {
-        return "SynchronizersLockProvider[" + renewal.description + "]";
+        return "SynchronizersLockProvider[" + renewal.description + (interruptOnLoss ? ", interrupt on loss" : "") + "]";
     }
 
     private static Duration lease(Duration lockAtMostFor) {
@@ -255,6 +291,10 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
         /** Which arming of the cap is current: a cap armed earlier does nothing when it fires. */
         private long capGeneration;   // guarded by capLock
         private boolean capped;       // guarded by capLock: the hold has its fixed lease already
+        /** The thread to interrupt on loss, until the hold is unlocked; null if none. Guarded by this. */
+        private Thread runner;
+        /** Whether the loss interrupted {@link #runner}. Guarded by this. */
+        private boolean interruptedByLoss;
 
         Hold(LockHandle handle, Renewal renewal) {
             this.handle = handle;
@@ -315,8 +355,35 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
             }
         }
 
-        /** Marks the hold unlocked, and forgets it on this thread if it was taken here. */
+        /**
+         * Interrupts {@code runner} when the hold is lost, as long as it is not unlocked by then.
+         * The stage completes on the client's executor, never on the runner itself.
+         */
+        void interruptOnLoss(Thread runner) {
+            synchronized (this) {
+                this.runner = runner;
+            }
+            handle.lost().thenAccept(report -> {
+                synchronized (this) {
+                    if (this.runner != null) {
+                        interruptedByLoss = true;
+                        this.runner.interrupt();
+                    }
+                }
+            });
+        }
+
+        /**
+         * Marks the hold unlocked, and forgets it on this thread if it was taken here; clears the
+         * interrupt that {@link #interruptOnLoss} set, if this is the thread it interrupted.
+         */
         void unlocked() {
+            synchronized (this) {
+                if (interruptedByLoss && runner == Thread.currentThread()) {
+                    Thread.interrupted();
+                }
+                runner = null;
+            }
             unlocked = true;
             ArrayDeque<Hold> running = RUNNING.get();
             if (running != null) {
