@@ -980,18 +980,14 @@ final class LockCache {
      * Gives a cache back in the background, retried until Redis answers or a lease has passed, and
      * recorded to be sent again to a new master after a Sentinel switch, as a release is.
      */
-    private java.util.concurrent.CompletionStage<List<Object>> giveBackQuietly(String cacheBase) {
+    private void giveBackQuietly(String cacheBase) {
         machinery.releasing(() -> releaseCommand(cacheBase));
-        return sendGiveBack(cacheBase);
+        sendGiveBack(cacheBase);
     }
 
-    /**
-     * Sends a give-back as a follow-up: retried until Redis answers or a lease has passed.
-     *
-     * @return the first send's reply
-     */
-    private java.util.concurrent.CompletionStage<List<Object>> sendGiveBack(String cacheBase) {
-        return machinery.followUps.send(Script.LOCK_RELEASE, "give back the cached lock '" + name + "'",
+    /** Sends a give-back as a follow-up: retried until Redis answers or a lease has passed. */
+    private void sendGiveBack(String cacheBase) {
+        machinery.followUps.send(Script.LOCK_RELEASE, "give back the cached lock '" + name + "'",
                 () -> releaseCommand(cacheBase), System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
     }
 
