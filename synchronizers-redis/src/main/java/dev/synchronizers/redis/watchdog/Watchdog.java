@@ -137,8 +137,9 @@ public final class Watchdog implements AutoCloseable {
      * How long a tick waits for its renewals' replies: the command timeout, but at most half a tick
      * (a sixth of the lease). A lease whose renewal gets no answer is then known lost at least half
      * a tick before it could run out (the tick that finds it unanswered, or the one after it,
-     * decides; see {@link #unanswered}): before Redis can let it go, whatever the command timeout. Waiting a whole command timeout instead would decide it only after the lease
-     * could have run out when the timeout is longer than about a third of the lease.
+     * decides; see {@link #unanswered}): before Redis can let it go, whatever the command timeout.
+     * Waiting a whole command timeout instead would decide it only after the lease could have run
+     * out when the timeout is longer than about a third of the lease.
      *
      * @param leaseMillis the lease every renewal sets
      * @param timeout the command timeout
