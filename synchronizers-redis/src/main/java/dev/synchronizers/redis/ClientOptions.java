@@ -215,11 +215,13 @@ final class ClientOptions {
 
     /**
      * Returns where the client with id {@code clientId} reports what it does: {@link Recorder#NONE}
-     * without a meter registry, else a {@link MicrometerRecorder} on it. Micrometer is touched only
-     * here, and only when the user passed a registry.
+     * without a meter registry, else a {@link MicrometerRecorder} on it, with the meters of a
+     * {@code Redlock}'s kind if {@code quorum}, else of a {@code RedisSynchronizers}' kinds.
+     * Micrometer is touched only here, and only when the user passed a registry.
      */
-    Recorder recorder(String clientId) {
-        return meterRegistry == null ? Recorder.NONE : new MicrometerRecorder(meterRegistry, meterNameTag, clientId);
+    Recorder recorder(String clientId, boolean quorum) {
+        return meterRegistry == null ? Recorder.NONE : new MicrometerRecorder(meterRegistry, meterNameTag, clientId,
+                quorum ? MicrometerRecorder.REDLOCK_KINDS : MicrometerRecorder.CLIENT_KINDS);
     }
 
     /**

@@ -80,7 +80,7 @@ public final class RedisSynchronizers implements Synchronizers {
         Duration commandTimeout = options.commandTimeout();
         this.topology = builder.connect();
         String clientId = UUID.randomUUID().toString();
-        Recorder metrics = options.recorder(clientId);
+        Recorder metrics = options.recorder(clientId, false);
         ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, commandTimeout);
         ReplicaAcks acks = builder.replicaAcks;
         // With replica acknowledgement, every WAIT goes over a side connection of its own: a WAIT

@@ -106,7 +106,7 @@ public final class Redlock implements AutoCloseable {
         this.clockDriftFactor = builder.clockDriftFactor;
         this.timeout = options.commandTimeout();
         this.quorum = uris.size() / 2 + 1;
-        this.metrics = options.recorder(clientId);
+        this.metrics = options.recorder(clientId, true);
         Duration drift = Duration.ofMillis(driftMillis(leaseMillis));
         List<RedlockNode> built = new ArrayList<>();
         for (int i = 0; i < uris.size(); i++) {

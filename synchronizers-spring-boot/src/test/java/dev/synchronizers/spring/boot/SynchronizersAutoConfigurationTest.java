@@ -425,6 +425,20 @@ class SynchronizersAutoConfigurationTest {
         }
     }
 
+    /**
+     * "management.health.synchronizers.enabled is in the configuration metadata": the switch of the
+     * health indicator is listed, with a description and its default, as Spring Boot's own are.
+     */
+    @Test
+    void metadata_listsTheHealthIndicatorSwitch() throws Exception {
+        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).isNotNull();
+            String json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(json).contains("\"name\": \"management.health.synchronizers.enabled\"");
+            assertThat(json).contains("Whether to enable the synchronizers health check");
+        }
+    }
+
     /* --------------- helpers --------------- */
 
     static List<String> uris() {
