@@ -32,6 +32,8 @@ import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The entry point: a {@link Synchronizers} whose state lives in Redis: one standalone server, the
@@ -64,6 +66,8 @@ import java.util.function.Function;
  * say after a NAT forgot it) is closed and made again, and the waiters are woken to try again.
  */
 public final class RedisSynchronizers implements Synchronizers {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisSynchronizers.class);
 
     private final Machinery machinery;
     private final Topology topology;
@@ -122,6 +126,17 @@ public final class RedisSynchronizers implements Synchronizers {
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
         this.semaphores = Caffeine.newBuilder().weakValues().build(name -> new RedisSemaphore(name, machinery));
         this.latches = Caffeine.newBuilder().weakValues().build(name -> new RedisCountDownLatch(name, machinery));
+        log.info("synchronizers {}: client {} connected to {} {}, key prefix '{}'", LibraryVersion.VERSION, clientId,
+                topologyKind(topology), topology.describe(), options.keyPrefix());
+    }
+
+    /** The kind of deployment, for the start-up line: standalone, sentinel or cluster. */
+    private static String topologyKind(Topology topology) {
+        if (topology instanceof ClusterTopology) {
+            return "cluster";
+        }
+        return topology instanceof SentinelTopology || topology.describe().startsWith("redis-sentinel://")
+                ? "sentinel" : "standalone";
     }
 
     /**
@@ -213,9 +228,13 @@ public final class RedisSynchronizers implements Synchronizers {
 
     /**
      * Returns this client's random id, the first half of every owner string it writes to Redis.
+     * It is the id that {@link dev.synchronizers.LockSnapshot.Holder#clientId()} and
+     * {@link dev.synchronizers.SemaphoreSnapshot.PermitHolder#clientId()} show for this client's
+     * holds, and the one the start-up log line names. No network call.
      *
      * @return the client id
      */
+    @Override
     public String clientId() {
         return machinery.clientId;
     }

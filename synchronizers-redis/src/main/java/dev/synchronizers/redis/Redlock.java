@@ -147,6 +147,9 @@ public final class Redlock implements AutoCloseable {
         metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
         this.locks = Caffeine.newBuilder().weakValues()
                 .build(name -> new RedisLock(new QuorumLockBackend(name, this, context), null));
+        log.info("synchronizers {}: Redlock client {} connected to {} of {} nodes (quorum {}) {}, key prefix '{}'",
+                LibraryVersion.VERSION, clientId, reachable, nodes.size(), quorum,
+                nodes.stream().map(RedlockNode::describe).toList(), options.keyPrefix());
     }
 
     /**

@@ -94,6 +94,29 @@ class SynchronizersAutoConfigurationTest {
         });
     }
 
+    /**
+     * "The client id is reachable from the Synchronizers the starter injects": it is the id that
+     * owns the client's holds, with fail-fast (a RedisSynchronizers) and without (connected on
+     * first use).
+     */
+    @Test
+    void injectedSynchronizers_clientId_isTheIdOfItsHolds() {
+        for (String failFast : List.of("true", "false")) {
+            runner.withPropertyValues("synchronizers.uri=" + server.uri(), "synchronizers.fail-fast=" + failFast)
+                    .run(context -> {
+                        Synchronizers synchronizers = context.getBean(Synchronizers.class);
+                        DistributedLock lock = synchronizers.lock("client-id-" + failFast);
+                        lock.lock();
+                        try {
+                            assertThat(lock.snapshot().holders().get(0).clientId())
+                                    .as("fail-fast=" + failFast).isEqualTo(synchronizers.clientId());
+                        } finally {
+                            lock.unlock();
+                        }
+                    });
+        }
+    }
+
     /** Closing the context closes the client: a closed client refuses new synchronizers. */
     @Test
     void close_context_closesTheClient() {
