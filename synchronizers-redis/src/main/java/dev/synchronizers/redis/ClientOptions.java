@@ -207,6 +207,35 @@ final class ClientOptions {
      *
      * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI
      */
+    /** The schemes of a server, for messages. */
+    static final String SERVER_SCHEMES = "redis://host:port or rediss://host:port (TLS)";
+    /** The schemes of {@code RedisSynchronizers.Builder.uri}, for messages. */
+    static final String CLIENT_SCHEMES = SERVER_SCHEMES + ", or redis-sentinel://host:port[,host:port]#master"
+            + " (rediss-sentinel:// with TLS)";
+
+    /**
+     * Parses the URI given to {@code setting}, or throws an {@link IllegalArgumentException} that
+     * names the setting, the URI (with any credentials left out) and the schemes accepted: a URI
+     * without a scheme ({@code "127.0.0.1:6379"}) or with one Lettuce does not know.
+     *
+     * @param accepted the schemes accepted there, for the message, e.g. {@link #SERVER_SCHEMES}
+     */
+    static RedisURI parseChecked(String setting, String uri, String accepted) {
+        int scheme = uri.indexOf("://");
+        RuntimeException failure = null;
+        if (scheme > 0) {
+            try {
+                return RedisURI.create(uri);
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+        String shown = uri.contains("@") ? uri.substring(0, Math.max(0, scheme) + (scheme > 0 ? 3 : 0)) + "<credentials>"
+                + uri.substring(uri.lastIndexOf('@')) : uri;
+        throw new IllegalArgumentException(setting + ": \"" + shown + "\" is not a Redis URI the client accepts; use "
+                + accepted + (failure == null ? "" : " (" + failure.getMessage() + ")"), failure);
+    }
+
     RedisURI parseUri(String uri) {
         RedisURI parsed = RedisURI.create(uri);
         parsed.setTimeout(commandTimeout);

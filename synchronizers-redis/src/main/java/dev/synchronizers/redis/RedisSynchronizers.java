@@ -368,11 +368,12 @@ public final class RedisSynchronizers implements Synchronizers {
          * @param uri a Redis URI, e.g. {@code "redis://127.0.0.1:6379"}
          * @return this builder
          * @throws NullPointerException if {@code uri} is null
-         * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI
+         * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI, e.g. has no
+         *     scheme: the message lists the schemes accepted
          */
         public Builder uri(String uri) {
             Objects.requireNonNull(uri, "uri must not be null");
-            RedisURI parsed = RedisURI.create(uri);
+            RedisURI parsed = ClientOptions.parseChecked("uri", uri, ClientOptions.CLIENT_SCHEMES);
             target(parsed, null, null, null);
             this.uriText = uri;
             return this;
@@ -396,7 +397,8 @@ public final class RedisSynchronizers implements Synchronizers {
             }
             List<RedisURI> seeds = new ArrayList<>();
             for (String seed : seedUris) {
-                seeds.add(RedisURI.create(Objects.requireNonNull(seed, "seedUris must not contain null")));
+                seeds.add(ClientOptions.parseChecked("cluster",
+                        Objects.requireNonNull(seed, "seedUris must not contain null"), ClientOptions.SERVER_SCHEMES));
             }
             target(null, null, List.copyOf(seeds), null);
             return this;

@@ -339,11 +339,7 @@ public final class Redlock implements AutoCloseable {
             for (String uri : uris) {
                 Objects.requireNonNull(uri, "nodes must not contain null");
                 RedisURI parsed;
-                try {
-                    parsed = RedisURI.create(uri);
-                } catch (RuntimeException e) {
-                    throw new IllegalArgumentException("nodes: not a valid Redis URI: " + uri, e);
-                }
+                parsed = ClientOptions.parseChecked("nodes", uri, ClientOptions.SERVER_SCHEMES);
                 if (!parsed.getSentinels().isEmpty() || parsed.getSocket() != null) {
                     throw new IllegalArgumentException("nodes: each node must be a redis:// or rediss:// server: " + uri);
                 }
