@@ -28,7 +28,10 @@ import java.util.concurrent.TimeUnit;
  * ({@link #trySetPermits(int)}); {@link #tryAcquire(int)} with more permits than the total returns
  * false; {@link #acquire(int)} and {@link #tryAcquire(int, long, TimeUnit)} with more permits than
  * the total wait, for the total to grow by {@link #addPermits(int)} and the permits to be free,
- * honouring interrupts and timeouts; and negative requests throw {@link IllegalArgumentException}.
+ * honouring interrupts and timeouts; a total never set is 0, so every acquisition waits (as on
+ * {@code new Semaphore(0)}); the handle methods ({@link #acquirePermits(int)},
+ * {@link #tryAcquirePermits(int, Duration)}, {@link #acquirePermitsAsync(int)}) wait in the same
+ * way; and negative requests throw {@link IllegalArgumentException}.
  *
  * <p>Waiters are served in the order they arrived at the store, across all clients, as on a fair
  * {@code java.util.concurrent.Semaphore}: a waiter asking for more permits than are free blocks the
@@ -202,12 +205,13 @@ public interface DistributedSemaphore {
      *       client's command timeout; whatever the store may have granted meanwhile is given back.
      * </ul>
      * One round trip when the permits are free and nobody waits before it; a waiter served from the
-     * line wakes holding its permits, with no round trip of its own.
+     * line wakes holding its permits, with no round trip of its own. More permits than the total
+     * (also a total never set, which is 0) wait, as {@link #acquire(int)} does, until
+     * {@link #addPermits(int)} raises the total far enough and they are free.
      *
      * @param permits the number of permits, at least 1
      * @return the handle that holds the permits
-     * @throws IllegalArgumentException if {@code permits} is below 1, or exceeds the total (checked
-     *     by the store in the first call, which then changes nothing)
+     * @throws IllegalArgumentException if {@code permits} is below 1
      * @throws InterruptedException if interrupted on entry or while waiting; nothing is held then
      * @throws SynchronizerUnavailableException if the store cannot be reached
      * @throws IllegalStateException if the client is closed
@@ -218,7 +222,8 @@ public interface DistributedSemaphore {
      * Acquires {@code permits} permits as a new {@link PermitHandle} if they become available
      * within {@code wait}, waiting as {@link #tryAcquire(int, long, TimeUnit)} does;
      * {@code Duration.ZERO} (or less) tries once and, like {@code tryAcquire(permits, 0, unit)},
-     * honours the line: it does not barge ahead of waiters. The permits are renewed by the watchdog
+     * honours the line: it does not barge ahead of waiters. More permits than the total (also a total
+     * never set) wait for the total to grow, as {@link #tryAcquire(int, long, TimeUnit)} does. The permits are renewed by the watchdog
      * until the handle releases them. The wait ends as for {@link #acquirePermits(int)}, or when
      * the waiting time elapses: the result is then empty, nothing is held and the waiter has left
      * the line.
@@ -227,7 +232,7 @@ public interface DistributedSemaphore {
      * @param wait how long to wait at most
      * @return the handle, or empty if the permits were not available within the wait
      * @throws NullPointerException if {@code wait} is null
-     * @throws IllegalArgumentException if {@code permits} is below 1, or exceeds the total
+     * @throws IllegalArgumentException if {@code permits} is below 1
      * @throws InterruptedException if interrupted on entry or while waiting; nothing is held then
      * @throws SynchronizerUnavailableException if the store cannot be reached
      * @throws IllegalStateException if the client is closed
@@ -250,8 +255,8 @@ public interface DistributedSemaphore {
      * {@code obtrude} method on a stage already completed with the handle replaces the outcome but
      * does not release the handle. Closing the client fails pending stages with
      * {@link IllegalStateException}; a store that cannot be reached fails the stage with
-     * {@link SynchronizerUnavailableException}; more permits than the semaphore's total fail it with
-     * {@link IllegalArgumentException}.
+     * {@link SynchronizerUnavailableException}; more permits than the semaphore's total wait, as in
+     * {@code acquirePermits}, for the total to grow.
      *
      * @param permits how many permits, at least 1
      * @return a stage completed with the handle

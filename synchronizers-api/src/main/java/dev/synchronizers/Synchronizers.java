@@ -86,6 +86,18 @@ public interface Synchronizers extends AutoCloseable {
     DistributedCountDownLatch countDownLatch(String name);
 
     /**
+     * Returns the id that owns this client's holds in the store: the {@code clientId} that
+     * {@link LockSnapshot.Holder} and {@link SemaphoreSnapshot.PermitHolder} show for them, and the
+     * one the client names when it logs its start-up. For logs and snapshots; it does not change
+     * while the client lives. Makes no network call on a client that is connected.
+     *
+     * @return this client's id
+     * @throws SynchronizerUnavailableException if the client connects on first use and the store
+     *     cannot be reached yet (the id is made when it connects)
+     */
+    String clientId();
+
+    /**
      * Stops the watchdog and closes the connections. Holds still held are not released; they are
      * no longer renewed and expire with their lease, after which other clients may take them.
      * Threads still waiting in this client are woken and fail with an

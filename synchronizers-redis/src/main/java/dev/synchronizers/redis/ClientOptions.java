@@ -207,6 +207,35 @@ final class ClientOptions {
      *
      * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI
      */
+    /** The schemes of a server, for messages. */
+    static final String SERVER_SCHEMES = "redis://host:port or rediss://host:port (TLS)";
+    /** The schemes of {@code RedisSynchronizers.Builder.uri}, for messages. */
+    static final String CLIENT_SCHEMES = SERVER_SCHEMES + ", or redis-sentinel://host:port[,host:port]#master"
+            + " (rediss-sentinel:// with TLS)";
+
+    /**
+     * Parses the URI given to {@code setting}, or throws an {@link IllegalArgumentException} that
+     * names the setting, the URI (with any credentials left out) and the schemes accepted: a URI
+     * without a scheme ({@code "127.0.0.1:6379"}) or with one Lettuce does not know.
+     *
+     * @param accepted the schemes accepted there, for the message, e.g. {@link #SERVER_SCHEMES}
+     */
+    static RedisURI parseChecked(String setting, String uri, String accepted) {
+        int scheme = uri.indexOf("://");
+        RuntimeException failure = null;
+        if (scheme > 0) {
+            try {
+                return RedisURI.create(uri);
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+        String shown = uri.contains("@") ? uri.substring(0, Math.max(0, scheme) + (scheme > 0 ? 3 : 0)) + "<credentials>"
+                + uri.substring(uri.lastIndexOf('@')) : uri;
+        throw new IllegalArgumentException(setting + ": \"" + shown + "\" is not a Redis URI the client accepts; use "
+                + accepted + (failure == null ? "" : " (" + failure.getMessage() + ")"), failure);
+    }
+
     RedisURI parseUri(String uri) {
         RedisURI parsed = RedisURI.create(uri);
         parsed.setTimeout(commandTimeout);
@@ -215,11 +244,13 @@ final class ClientOptions {
 
     /**
      * Returns where the client with id {@code clientId} reports what it does: {@link Recorder#NONE}
-     * without a meter registry, else a {@link MicrometerRecorder} on it. Micrometer is touched only
-     * here, and only when the user passed a registry.
+     * without a meter registry, else a {@link MicrometerRecorder} on it, with the meters of a
+     * {@code Redlock}'s kind if {@code quorum}, else of a {@code RedisSynchronizers}' kinds.
+     * Micrometer is touched only here, and only when the user passed a registry.
      */
-    Recorder recorder(String clientId) {
-        return meterRegistry == null ? Recorder.NONE : new MicrometerRecorder(meterRegistry, meterNameTag, clientId);
+    Recorder recorder(String clientId, boolean quorum) {
+        return meterRegistry == null ? Recorder.NONE : new MicrometerRecorder(meterRegistry, meterNameTag, clientId,
+                quorum ? MicrometerRecorder.REDLOCK_KINDS : MicrometerRecorder.CLIENT_KINDS);
     }
 
     /**

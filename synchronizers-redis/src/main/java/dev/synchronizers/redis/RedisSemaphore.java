@@ -72,7 +72,7 @@ import org.slf4j.LoggerFactory;
  * A waiter asking for more than the total waits out of line (it blocks nobody), woken by a growth
  * of the total ({@code released} from semaphore-add.lua, or semaphore-set.lua setting it above 0)
  * or after a lease at most, as {@code Semaphore} waits for permits it may never get; a handle's
- * acquisition refuses it instead. A queued waiter that a shrink of the total left asking for more
+ * acquisition waits the same way. A queued waiter that a shrink of the total left asking for more
  * than it leaves the line when it is first, so that it holds up nobody behind it, even dead.
  *
  * <p>Redis work: in the steady state a queued acquire is 7 commands and a release that serves the
@@ -258,8 +258,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         String leaseMillis = Long.toString(machinery.leaseMillis);
         QueuePlace place = new QueuePlace(machinery, waiter, Script.SEMAPHORE_RENEW_PLACE, keys.forPlace(),
                 Script.SEMAPHORE_LEAVE, keys.forQueue(), what(""), leaseMillis);
-        // Above the total, a handle's acquisition is refused (nothing written); any other waits.
-        String[] args = {waiter, Integer.toString(permits), leaseMillis, leaseMillis, ofHandle ? "refuse" : "wait"};
+        // Above the total, every acquisition waits, a handle's too, as Semaphore.acquire(n) waits.
+        String[] args = {waiter, Integer.toString(permits), leaseMillis, leaseMillis, "wait"};
         return acquirer.acquire(new Acquirer.Step() {
             @Override
             public Attempt attempt(boolean subscribed) {
@@ -276,9 +276,6 @@ final class RedisSemaphore implements DistributedSemaphore {
                 }
                 SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_ACQUIRE, reply);
                 if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
-                    if (ofHandle) {
-                        throw exceedsTotal(permits, decoded.value());
-                    }
                     // More than the total: wait out of line, as Semaphore waits, until addPermits
                     // raises it (its script wakes such waiters), or a lease at most.
                     return new Attempt(false, -1, machinery.leaseMillis, sent);
@@ -686,11 +683,6 @@ final class RedisSemaphore implements DistributedSemaphore {
 
     private String what(String verb) {
         return (verb.isEmpty() ? "" : verb + " ") + KIND + " '" + name + "'";
-    }
-
-    private IllegalArgumentException exceedsTotal(int permits, long total) {
-        return new IllegalArgumentException("permits must not exceed the total of " + what("") + ": "
-                + permits + " > " + total);
     }
 
     private static void checkAtLeastOne(int permits) {

@@ -33,6 +33,8 @@ import java.util.UUID;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The entry point: a {@link Synchronizers} whose state lives in Redis: one standalone server, the
@@ -66,6 +68,8 @@ import java.util.function.Function;
  */
 public final class RedisSynchronizers implements Synchronizers {
 
+    private static final Logger log = LoggerFactory.getLogger(RedisSynchronizers.class);
+
     private final Machinery machinery;
     private final Topology topology;
     private final AtomicBoolean closed;
@@ -81,7 +85,7 @@ public final class RedisSynchronizers implements Synchronizers {
         Duration commandTimeout = options.commandTimeout();
         this.topology = builder.connect();
         String clientId = UUID.randomUUID().toString();
-        Recorder metrics = options.recorder(clientId);
+        Recorder metrics = options.recorder(clientId, false);
         ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, commandTimeout);
         ReplicaAcks acks = builder.replicaAcks;
         // With replica acknowledgement, every WAIT goes over a side connection of its own: a WAIT
@@ -123,6 +127,17 @@ public final class RedisSynchronizers implements Synchronizers {
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
         this.semaphores = Caffeine.newBuilder().weakValues().build(name -> new RedisSemaphore(name, machinery));
         this.latches = Caffeine.newBuilder().weakValues().build(name -> new RedisCountDownLatch(name, machinery));
+        log.info("synchronizers {}: client {} connected to {} {}, key prefix '{}'", LibraryVersion.VERSION, clientId,
+                topologyKind(topology), topology.describe(), options.keyPrefix());
+    }
+
+    /** The kind of deployment, for the start-up line: standalone, sentinel or cluster. */
+    private static String topologyKind(Topology topology) {
+        if (topology instanceof ClusterTopology) {
+            return "cluster";
+        }
+        return topology instanceof SentinelTopology || topology.describe().startsWith("redis-sentinel://")
+                ? "sentinel" : "standalone";
     }
 
     /**
@@ -214,9 +229,13 @@ public final class RedisSynchronizers implements Synchronizers {
 
     /**
      * Returns this client's random id, the first half of every owner string it writes to Redis.
+     * It is the id that {@link dev.synchronizers.LockSnapshot.Holder#clientId()} and
+     * {@link dev.synchronizers.SemaphoreSnapshot.PermitHolder#clientId()} show for this client's
+     * holds, and the one the start-up log line names. No network call.
      *
      * @return the client id
      */
+    @Override
     public String clientId() {
         return machinery.clientId;
     }
@@ -350,11 +369,12 @@ public final class RedisSynchronizers implements Synchronizers {
          * @param uri a Redis URI, e.g. {@code "redis://127.0.0.1:6379"}
          * @return this builder
          * @throws NullPointerException if {@code uri} is null
-         * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI
+         * @throws IllegalArgumentException if {@code uri} is not a valid Redis URI, e.g. has no
+         *     scheme: the message lists the schemes accepted
          */
         public Builder uri(String uri) {
             Objects.requireNonNull(uri, "uri must not be null");
-            RedisURI parsed = RedisURI.create(uri);
+            RedisURI parsed = ClientOptions.parseChecked("uri", uri, ClientOptions.CLIENT_SCHEMES);
             target(parsed, null, null, null);
             this.uriText = uri;
             return this;
@@ -378,7 +398,8 @@ public final class RedisSynchronizers implements Synchronizers {
             }
             List<RedisURI> seeds = new ArrayList<>();
             for (String seed : seedUris) {
-                seeds.add(RedisURI.create(Objects.requireNonNull(seed, "seedUris must not contain null")));
+                seeds.add(ClientOptions.parseChecked("cluster",
+                        Objects.requireNonNull(seed, "seedUris must not contain null"), ClientOptions.SERVER_SCHEMES));
             }
             target(null, null, List.copyOf(seeds), null);
             return this;

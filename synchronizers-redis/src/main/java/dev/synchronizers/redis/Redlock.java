@@ -107,7 +107,7 @@ public final class Redlock implements AutoCloseable {
         this.clockDriftFactor = builder.clockDriftFactor;
         this.timeout = options.commandTimeout();
         this.quorum = uris.size() / 2 + 1;
-        this.metrics = options.recorder(clientId);
+        this.metrics = options.recorder(clientId, true);
         Duration drift = Duration.ofMillis(driftMillis(leaseMillis));
         List<RedlockNode> built = new ArrayList<>();
         for (int i = 0; i < uris.size(); i++) {
@@ -148,6 +148,9 @@ public final class Redlock implements AutoCloseable {
         metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
         this.locks = Caffeine.newBuilder().weakValues()
                 .build(name -> new RedisLock(new QuorumLockBackend(name, this, context), null));
+        log.info("synchronizers {}: Redlock client {} connected to {} of {} nodes (quorum {}) {}, key prefix '{}'",
+                LibraryVersion.VERSION, clientId, reachable, nodes.size(), quorum,
+                nodes.stream().map(RedlockNode::describe).toList(), options.keyPrefix());
     }
 
     /**
@@ -337,11 +340,7 @@ public final class Redlock implements AutoCloseable {
             for (String uri : uris) {
                 Objects.requireNonNull(uri, "nodes must not contain null");
                 RedisURI parsed;
-                try {
-                    parsed = RedisURI.create(uri);
-                } catch (RuntimeException e) {
-                    throw new IllegalArgumentException("nodes: not a valid Redis URI: " + uri, e);
-                }
+                parsed = ClientOptions.parseChecked("nodes", uri, ClientOptions.SERVER_SCHEMES);
                 if (!parsed.getSentinels().isEmpty() || parsed.getSocket() != null) {
                     throw new IllegalArgumentException("nodes: each node must be a redis:// or rediss:// server: " + uri);
                 }

@@ -393,7 +393,7 @@ class DistributedSemaphoreContractTest {
         assertEquals(1, semaphore.availablePermits());
     }
 
-    /** acquirePermits(): "IllegalArgumentException if permits is below 1, or exceeds the total"; null wait: NPE; nothing changes. */
+    /** acquirePermits(): "IllegalArgumentException if permits is below 1"; null wait: NPE; nothing changes. */
     @ParameterizedTest
     @SynchronizerSpec(kind = Kind.SEMAPHORE)
     void acquirePermits_badArguments_throwAndChangeNothing(DistributedSemaphore semaphore, SpecContext context) {
@@ -402,9 +402,53 @@ class DistributedSemaphoreContractTest {
         assertTrue(zero.getMessage().contains("permits"), zero.getMessage());
         assertThrows(IllegalArgumentException.class, () -> semaphore.tryAcquirePermits(-1, Duration.ZERO));
         assertThrows(NullPointerException.class, () -> semaphore.tryAcquirePermits(1, null));
-        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class,
-                () -> semaphore.acquirePermits(3));
-        assertTrue(tooMany.getMessage().contains("3") && tooMany.getMessage().contains("2"), tooMany.getMessage());
         assertEquals(2, semaphore.availablePermits());
+    }
+
+    /* --------------- one API: the handle methods wait as the plain ones do --------------- */
+
+    /**
+     * tryAcquire(1, timeout) and tryAcquirePermits(1, wait) on a semaphore whose total was never set
+     * (0 permits, as {@code new Semaphore(0)}): both wait and report the timeout, neither throws;
+     * nothing is taken and no place is left in the queue.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void timedAcquire_totalNeverSet_bothWaitAndTimeOut(DistributedSemaphore semaphore, SpecContext context)
+            throws Exception {
+        assertFalse(semaphore.tryAcquire(1, 300, TimeUnit.MILLISECONDS), "tryAcquire(1, 300 ms)");
+        assertEquals(Optional.empty(), semaphore.tryAcquirePermits(1, Duration.ofMillis(300)),
+                "tryAcquirePermits(1, 300 ms)");
+        assertEquals(0, semaphore.availablePermits());
+        assertEquals(0, context.redis().exists(context.queueKey()), "no place left in the queue");
+    }
+
+    /**
+     * acquire(3) and acquirePermits(3) above a total of 2 both wait, as Semaphore does, until
+     * addPermits raises the total far enough; then each takes its permits.
+     */
+    @ParameterizedTest
+    @SynchronizerSpec(kind = Kind.SEMAPHORE)
+    void acquireAboveTotal_plainAndHandle_bothWaitUntilAddPermits(DistributedSemaphore semaphore,
+            SpecContext context) throws Exception {
+        semaphore.trySetPermits(2);
+        Background<Integer> plain = Background.start("plain", () -> {
+            DistributedSemaphore other = context.inOtherClient();
+            other.acquire(3);
+            other.release(3);
+            return 3;
+        });
+        Background<Integer> handled = Background.start("handle", () -> {
+            DistributedSemaphore other = context.inOtherClient();
+            try (PermitHandle handle = other.acquirePermits(3)) {
+                return handle.permits();
+            }
+        });
+        Await.waitingForWakeup(plain.thread());
+        Await.waitingForWakeup(handled.thread());
+        semaphore.addPermits(1);
+        assertEquals(3, plain.get(), "acquire(3) took its permits");
+        assertEquals(3, handled.get(), "acquirePermits(3) took its permits");
+        assertEquals(3, semaphore.availablePermits());
     }
 }

@@ -64,6 +64,35 @@ class MetricsTest {
         this.opened = opened;
     }
 
+    /* --------------- from start-up --------------- */
+
+    /**
+     * "synchronizers.hold.lost and the other counters exist from start (zero), not after the first
+     * event": a client that has done nothing yet already shows every series whose tags are known,
+     * so that a dashboard or an alert sees zero rather than no data.
+     */
+    @Test
+    void newClient_beforeAnyEvent_registersTheCountersAtZero() {
+        metered();
+
+        for (String kind : List.of("lock", "fair_lock", "read_lock", "write_lock", "semaphore")) {
+            for (String cause : List.of("gone", "unrenewable", "abandoned", "lease_expired")) {
+                assertEquals(0.0, registry.get("synchronizers.hold.lost").tags("kind", kind, "cause", cause)
+                        .counter().count(), kind + " " + cause);
+            }
+            assertEquals(0, holds(kind), kind);
+            assertEquals(0, active(kind), kind);
+            assertEquals(0, handOvers(kind, "redis"), kind);
+        }
+        assertEquals(0, waits("latch", "acquired"));
+        for (String call : List.of("acquire", "renew")) {
+            assertEquals(0.0, registry.get("synchronizers.replica.acks.short").tags("call", call).counter().count(),
+                    call);
+        }
+        assertEquals(0, count("synchronizers.watchdog.renewals.failed"));
+        assertEquals(0, count("synchronizers.wakeups"));
+    }
+
     /* --------------- waits and holds --------------- */
 
     @Test
@@ -471,8 +500,9 @@ class MetricsTest {
         return (long) registry.get("synchronizers.followups").tags("action", action).counter().count();
     }
 
+    /** The sum over every series of {@code counter}: its tags, if any, are not asked for. */
     private long count(String counter) {
-        return (long) registry.get(counter).counter().count();
+        return (long) registry.get(counter).counters().stream().mapToDouble(c -> c.count()).sum();
     }
 
     private double gauge(String gauge) {

@@ -48,8 +48,17 @@ public final class MicrometerRecorder implements Recorder {
     private final Map<List<String>, Meters> synchronizers = new ConcurrentHashMap<>();
     private final List<Meter> gauges = new ArrayList<>();
 
+    /** The kinds of a {@code RedisSynchronizers}: its meters are registered for these up front. */
+    public static final List<String> CLIENT_KINDS = List.of("lock", "fair_lock", "read_lock", "write_lock",
+            "semaphore", "latch");
+    /** The kinds of a {@code Redlock}. */
+    public static final List<String> REDLOCK_KINDS = List.of("redlock");
+    /** The kinds whose holds can be lost; a latch holds nothing. */
+    private static final List<String> HOLDLESS_KINDS = List.of("latch");
+
     /**
-     * Registers the client's meters.
+     * Registers the meters of a {@code RedisSynchronizers} client: see
+     * {@link #MicrometerRecorder(Object, Function, String, List)} with {@link #CLIENT_KINDS}.
      *
      * @param registry where the meters live
      * @param nameTag maps a synchronizer's name to a bounded {@code name} tag value, or null for no
@@ -57,6 +66,24 @@ public final class MicrometerRecorder implements Recorder {
      * @param clientId the client's id, the {@code client} tag of its gauges
      */
     public MicrometerRecorder(Object registry, Function<String, String> nameTag, String clientId) {
+        this(registry, nameTag, clientId, CLIENT_KINDS);
+    }
+
+    /**
+     * Registers the client's meters, at zero, before anything happens: so that a dashboard or an
+     * alert on a counter (e.g. {@code synchronizers.hold.lost}) sees the series from start-up, not
+     * from its first event. Without a name tag, that is every meter of every kind in {@code kinds},
+     * with every {@code cause} of {@code synchronizers.hold.lost}, and both {@code call}s of
+     * {@code synchronizers.replica.acks.short}; with a name tag, the per-kind meters come with the
+     * first synchronizer of each name group (the groups are not known before).
+     *
+     * @param registry where the meters live
+     * @param nameTag maps a synchronizer's name to a bounded {@code name} tag value, or null for no
+     *     name tag
+     * @param clientId the client's id, the {@code client} tag of its gauges
+     * @param kinds the {@code kind} tag values this client records
+     */
+    public MicrometerRecorder(Object registry, Function<String, String> nameTag, String clientId, List<String> kinds) {
         this.registry = (MeterRegistry) registry;
         this.nameTag = nameTag;
         this.clientId = clientId;
@@ -86,6 +113,18 @@ public final class MicrometerRecorder implements Recorder {
         this.wakeups = Counter.builder("synchronizers.wakeups")
                 .description("Wake-up messages received on the Pub/Sub connection")
                 .register(this.registry);
+        replicaAcksShort("acquire", 0);
+        replicaAcksShort("renew", 0);
+        if (nameTag == null) {
+            for (String kind : kinds) {
+                synchronizers.computeIfAbsent(List.of(kind), key -> new Meters(kind, null));
+                if (!HOLDLESS_KINDS.contains(kind)) {
+                    for (LostHold.Cause cause : LostHold.Cause.values()) {
+                        lost(kind, cause, null, 0);
+                    }
+                }
+            }
+        }
     }
 
     @Override
@@ -97,13 +136,16 @@ public final class MicrometerRecorder implements Recorder {
 
     @Override
     public void lost(LostHold hold) {
-        String kind = hold.kind().replace(' ', '_');
-        String group = group(hold.name());
-        Tags tags = Tags.of("kind", kind, "cause", hold.cause().name().toLowerCase(Locale.ROOT));
+        lost(hold.kind().replace(' ', '_'), hold.cause(), group(hold.name()), 1);
+    }
+
+    /** Adds {@code count} (0: only registers) to the lost holds of {@code kind} and {@code cause}. */
+    private void lost(String kind, LostHold.Cause cause, String group, int count) {
+        Tags tags = Tags.of("kind", kind, "cause", cause.name().toLowerCase(Locale.ROOT));
         Counter.builder("synchronizers.hold.lost")
                 .description("Holds that ended without unlock() or release(), by cause")
                 .tags(group == null ? tags : tags.and("name", group))
-                .register(registry).increment();
+                .register(registry).increment(count);
     }
 
     @Override
@@ -127,9 +169,14 @@ public final class MicrometerRecorder implements Recorder {
 
     @Override
     public void replicaAcksShort(String call) {
+        replicaAcksShort(call, 1);
+    }
+
+    /** Adds {@code count} (0: only registers) to the short replica checks of {@code call}. */
+    private void replicaAcksShort(String call, int count) {
         Counter.builder("synchronizers.replica.acks.short")
                 .description("WAITs that reported fewer replicas than replicaAcks asks, by call")
-                .tag("call", call).register(registry).increment();
+                .tag("call", call).register(registry).increment(count);
     }
 
     @Override

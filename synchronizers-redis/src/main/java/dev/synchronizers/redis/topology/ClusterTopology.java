@@ -141,7 +141,7 @@ public final class ClusterTopology implements Topology {
                 client.shutdown();
             }
             throw new SynchronizerUnavailableException("cannot connect to the Redis Cluster via " + seed
-                    + " within " + timeout.toMillis() + " ms: " + e.getMessage(), e);
+                    + ConnectFailure.describe(e, timeout), e);
         }
     }
 

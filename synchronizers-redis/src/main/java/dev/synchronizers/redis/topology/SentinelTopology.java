@@ -169,7 +169,7 @@ public final class SentinelTopology implements Topology {
                 client.shutdown();
             }
             throw new SynchronizerUnavailableException("cannot connect to Redis at " + describe(uri)
-                    + " within " + timeout.toMillis() + " ms: " + e.getMessage(), e);
+                    + ConnectFailure.describe(e, timeout), e);
         }
     }
 

@@ -135,7 +135,7 @@ public final class StandaloneTopology implements Topology {
                 client.shutdown();
             }
             throw new SynchronizerUnavailableException("cannot connect to Redis at " + describe(uri)
-                    + " within " + timeout.toMillis() + " ms: " + e.getMessage(), e);
+                    + ConnectFailure.describe(e, timeout), e);
         }
     }
 

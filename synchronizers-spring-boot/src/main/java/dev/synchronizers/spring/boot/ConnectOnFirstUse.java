@@ -109,6 +109,16 @@ final class ConnectOnFirstUse implements Synchronizers {
         return client().countDownLatch(name);
     }
 
+    /**
+     * Returns the connected client's id, connecting it first if needed.
+     *
+     * @throws SynchronizerUnavailableException if Redis cannot be reached yet
+     */
+    @Override
+    public String clientId() {
+        return client().clientId();
+    }
+
     /** Closes the client if one was connected; later calls throw {@link IllegalStateException}. */
     @Override
     public void close() {

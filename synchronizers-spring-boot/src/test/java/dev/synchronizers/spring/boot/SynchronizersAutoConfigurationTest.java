@@ -94,6 +94,29 @@ class SynchronizersAutoConfigurationTest {
         });
     }
 
+    /**
+     * "The client id is reachable from the Synchronizers the starter injects": it is the id that
+     * owns the client's holds, with fail-fast (a RedisSynchronizers) and without (connected on
+     * first use).
+     */
+    @Test
+    void injectedSynchronizers_clientId_isTheIdOfItsHolds() {
+        for (String failFast : List.of("true", "false")) {
+            runner.withPropertyValues("synchronizers.uri=" + server.uri(), "synchronizers.fail-fast=" + failFast)
+                    .run(context -> {
+                        Synchronizers synchronizers = context.getBean(Synchronizers.class);
+                        DistributedLock lock = synchronizers.lock("client-id-" + failFast);
+                        lock.lock();
+                        try {
+                            assertThat(lock.snapshot().holders().get(0).clientId())
+                                    .as("fail-fast=" + failFast).isEqualTo(synchronizers.clientId());
+                        } finally {
+                            lock.unlock();
+                        }
+                    });
+        }
+    }
+
     /** Closing the context closes the client: a closed client refuses new synchronizers. */
     @Test
     void close_context_closesTheClient() {
@@ -422,6 +445,20 @@ class SynchronizersAutoConfigurationTest {
                 assertThat(json).contains("\"name\": \"" + name + "\"");
             }
             assertThat(json).contains("Prefix of every key and channel");
+        }
+    }
+
+    /**
+     * "management.health.synchronizers.enabled is in the configuration metadata": the switch of the
+     * health indicator is listed, with a description and its default, as Spring Boot's own are.
+     */
+    @Test
+    void metadata_listsTheHealthIndicatorSwitch() throws Exception {
+        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).isNotNull();
+            String json = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(json).contains("\"name\": \"management.health.synchronizers.enabled\"");
+            assertThat(json).contains("Whether to enable the synchronizers health check");
         }
     }
 
