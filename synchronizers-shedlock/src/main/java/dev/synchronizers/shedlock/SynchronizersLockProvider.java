@@ -155,12 +155,12 @@ public final class SynchronizersLockProvider implements ExtensibleLockProvider {
      * <pre> {@code
      * @Scheduled(cron = "0 * * * * *")
      * @SchedulerLock(name = "export")
-     * void export() throws InterruptedException {
-     *     for (Batch batch : batches()) {
+     * void export() {
+     *     for (int part = 0; part < 100; part++) {
      *         if (Thread.currentThread().isInterrupted()) {
      *             return;   // the lock is lost: another instance may run the job now
      *         }
-     *         sink.write(batch, SynchronizersLockProvider.currentFencingToken());
+     *         store.write(buildReport(), SynchronizersLockProvider.currentFencingToken());
      *     }
      * }}</pre>
      * ShedLock's own keep-alive ({@code KeepAliveLockProvider}) only logs when it cannot extend a
