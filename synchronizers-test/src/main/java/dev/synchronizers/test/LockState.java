@@ -144,6 +144,10 @@ final class LockState {
 
     /** Ends {@code hold} as lost: the owner is told (unless {@code tell} is false) and its release throws. */
     void lose(Hold hold, LostHold.Cause cause, boolean tell) {
+        if (hold.handle != null && hold.handle.released) {
+            end(hold); // let go by releaseAfter: no longer its owner's hold, so nobody is told
+            return;
+        }
         hold.ended = true;
         hold.lostCause = cause;
         holds.remove(hold);
@@ -186,10 +190,18 @@ final class LockState {
                 + hold.token + ") was lost: " + hold.lostCause);
     }
 
-    int queued(boolean read) {
+    /** The waiters as getQueueLength() counts them: a read-write lock's halves count the waiting writers, plus one if readers wait. */
+    int queueLength() {
+        if (type != Type.RW) {
+            return queue.size();
+        }
+        return waiting(false) + (waiting(true) > 0 ? 1 : 0);
+    }
+
+    int waiting(boolean read) {
         int count = 0;
         for (Waiter waiter : queue) {
-            if (type != Type.RW || waiter.read == read) {
+            if (waiter.read == read) {
                 count++;
             }
         }

@@ -258,7 +258,7 @@ final class MemLock implements DistributedLock {
         store.mutex.lock();
         try {
             client.check();
-            return state.queued(read);
+            return state.queueLength();
         } finally {
             store.mutex.unlock();
         }
@@ -277,18 +277,21 @@ final class MemLock implements DistributedLock {
             List<LockSnapshot.Holder> holders = new ArrayList<>();
             for (Hold hold : state.holds) {
                 if (state.type != LockState.Type.RW || hold.read == read) {
-                    holders.add(holder(hold));
+                    holders.add(holder(hold, client));
                 }
             }
-            return new LockSnapshot(name(), holders, state.queued(read));
+            return new LockSnapshot(name(), holders, state.queueLength());
         } finally {
             store.mutex.unlock();
         }
     }
 
-    static LockSnapshot.Holder holder(Hold hold) {
+    /** How {@code viewer} sees {@code hold}: whether another client renews its hold is unknown, as in Redis. */
+    static LockSnapshot.Holder holder(Hold hold, InMemorySynchronizers viewer) {
+        LockSnapshot.Renewal renewal = hold.client != viewer ? LockSnapshot.Renewal.UNKNOWN
+                : hold.fixed ? LockSnapshot.Renewal.FIXED : LockSnapshot.Renewal.RENEWED;
         return new LockSnapshot.Holder(hold.client.clientId(), hold.threadId, hold.token, hold.leaseRemainingMillis(),
-                hold.fixed ? LockSnapshot.Renewal.FIXED : LockSnapshot.Renewal.RENEWED);
+                renewal);
     }
 
     @Override

@@ -46,12 +46,12 @@ final class MemReadWriteLock implements DistributedReadWriteLock {
             List<LockSnapshot.Holder> readers = new ArrayList<>();
             for (Hold hold : state.holds) {
                 if (hold.read) {
-                    readers.add(MemLock.holder(hold));
+                    readers.add(MemLock.holder(hold, client));
                 } else {
-                    writer = MemLock.holder(hold);
+                    writer = MemLock.holder(hold, client);
                 }
             }
-            return new ReadWriteLockSnapshot(name(), writer, readers, state.queued(false), state.queued(true) > 0);
+            return new ReadWriteLockSnapshot(name(), writer, readers, state.waiting(false), state.waiting(true) > 0);
         } finally {
             client.store.mutex.unlock();
         }
