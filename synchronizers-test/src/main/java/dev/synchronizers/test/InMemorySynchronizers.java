@@ -78,12 +78,20 @@ public final class InMemorySynchronizers implements Synchronizers {
         this.store = store;
     }
 
-    /** A client of a store of its own, with the {@linkplain #DEFAULT_LEASE default lease}. */
+    /**
+     * A client of a store of its own, with the {@linkplain #DEFAULT_LEASE default lease}.
+     *
+     * @return the new client
+     */
     public static InMemorySynchronizers create() {
         return newStore().client();
     }
 
-    /** A new, empty store with the {@linkplain #DEFAULT_LEASE default lease}. */
+    /**
+     * A new, empty store with the {@linkplain #DEFAULT_LEASE default lease}.
+     *
+     * @return the new store
+     */
     public static Store newStore() {
         return new Store(DEFAULT_LEASE);
     }
@@ -92,18 +100,29 @@ public final class InMemorySynchronizers implements Synchronizers {
      * A new, empty store whose holds have {@code lease} as their lease: how long a renewed hold outlives
      * an outage ({@link #setUnavailable(boolean)}) or a closed client.
      *
+     * @param lease the lease of the store's holds, at least a millisecond
+     * @return the new store
      * @throws IllegalArgumentException if {@code lease} is under a millisecond
      */
     public static Store newStore(Duration lease) {
         return new Store(lease);
     }
 
-    /** The store this client shares with the other clients it made. */
+    /**
+     * The store this client shares with the other clients it made.
+     *
+     * @return the store
+     */
     public Store store() {
         return store;
     }
 
-    /** The random id that owns this client's holds, as in {@code RedisSynchronizers#clientId()}. */
+    /**
+     * The random id that owns this client's holds, as in {@code RedisSynchronizers#clientId()}: snapshots
+     * name their holders by it.
+     *
+     * @return the client id
+     */
     public String clientId() {
         return clientId;
     }
@@ -113,6 +132,7 @@ public final class InMemorySynchronizers implements Synchronizers {
      * as with Redis). Listeners run on the store's event thread, in order; one that throws does not stop
      * the others.
      *
+     * @param listener told of each lost hold
      * @return this client
      */
     public InMemorySynchronizers addLostHoldListener(LostHoldListener listener) {
@@ -120,12 +140,20 @@ public final class InMemorySynchronizers implements Synchronizers {
         return this;
     }
 
-    /** The same as {@code store().loseHold(name)}. */
+    /**
+     * The same as {@code store().loseHold(name)}.
+     *
+     * @param name the name whose holds are lost
+     */
     public void loseHold(String name) {
         store.loseHold(name);
     }
 
-    /** The same as {@code store().setUnavailable(unavailable)}. */
+    /**
+     * The same as {@code store().setUnavailable(unavailable)}.
+     *
+     * @param unavailable true to begin an outage, false to end it
+     */
     public void setUnavailable(boolean unavailable) {
         store.setUnavailable(unavailable);
     }
@@ -262,7 +290,12 @@ public final class InMemorySynchronizers implements Synchronizers {
             };
         }
 
-        /** A new client of this store, with a client id of its own. */
+        /**
+         * A new client of this store, with a client id of its own: another process, as far as ownership
+         * goes.
+         *
+         * @return the new client
+         */
         public InMemorySynchronizers client() {
             InMemorySynchronizers client = new InMemorySynchronizers(this);
             mutex.lock();
@@ -274,7 +307,11 @@ public final class InMemorySynchronizers implements Synchronizers {
             return client;
         }
 
-        /** The lease of this store's holds. */
+        /**
+         * The lease of this store's holds.
+         *
+         * @return the lease
+         */
         public Duration lease() {
             return lease;
         }
@@ -287,6 +324,7 @@ public final class InMemorySynchronizers implements Synchronizers {
          * {@code unlock()}/{@code release()} throw {@link dev.synchronizers.LostHoldException}, a running
          * {@code callLocked} body is interrupted, and waiters may take the name at once.
          *
+         * @param name the name whose holds are lost
          * @return the number of holds lost
          */
         public int loseHold(String name) {
@@ -320,6 +358,8 @@ public final class InMemorySynchronizers implements Synchronizers {
          * {@code isHeld()}) still answer. If the outage lasts a {@linkplain #lease() lease}, every hold
          * renewed by the watchdog (no fixed lease) is lost with cause {@link LostHold.Cause#UNRENEWABLE};
          * fixed leases run out as usual.
+         *
+         * @param unavailable true to begin an outage, false to end it
          */
         public void setUnavailable(boolean unavailable) {
             mutex.lock();
@@ -338,7 +378,11 @@ public final class InMemorySynchronizers implements Synchronizers {
             }
         }
 
-        /** Whether {@link #setUnavailable(boolean)} set an outage that is not over. */
+        /**
+         * Whether {@link #setUnavailable(boolean)} set an outage that is not over.
+         *
+         * @return true during an outage
+         */
         public boolean isUnavailable() {
             return unavailable;
         }
