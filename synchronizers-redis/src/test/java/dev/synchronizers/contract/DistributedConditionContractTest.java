@@ -68,9 +68,9 @@ class DistributedConditionContractTest {
         inB.newCondition("other");
         Condition readyInB = inB.newCondition("ready");
         Background<Boolean> waiter = awaiting("waiter", lock, readyInA);
-        Await.until("it waits", () -> context.redis().zcard(context.lockKey() + ":cond:n=ready:queue") == 1);
+        Await.until("it waits", () -> context.conditionWaiters("n=ready") == 1);
         signal(inB, indexedInB, true);
-        assertEquals(1, context.redis().zcard(context.lockKey() + ":cond:n=ready:queue"), "not the indexed one");
+        assertEquals(1, context.conditionWaiters("n=ready"), "not the indexed one");
         signal(inB, readyInB, false);
         assertTrue(waiter.get());
         assertThrows(NullPointerException.class, () -> lock.newCondition(null));
@@ -135,7 +135,7 @@ class DistributedConditionContractTest {
                 }
             }
         });
-        Await.until("it waits", () -> context.redis().zcard(conditionKey(context, "queue")) == 1);
+        Await.until("it waits", () -> context.conditionWaiters("0") == 1);
         inB.lock();   // only once A released all three levels
         try {
             conditionInB.signal();
@@ -166,7 +166,7 @@ class DistributedConditionContractTest {
                 lock.unlock();
             }
         });
-        Await.until("it waits", () -> context.redis().zcard(conditionKey(context, "queue")) == 1);
+        Await.until("it waits", () -> context.conditionWaiters("0") == 1);
         inB.lock();
         try {
             conditionInB.signal();
@@ -193,10 +193,10 @@ class DistributedConditionContractTest {
         Condition conditionInB = inB.newCondition();
         List<Background<Boolean>> waiters = List.of(awaiting("waiter-a", lock, condition),
                 awaiting("waiter-b", inB, conditionInB));
-        Await.until("both wait", () -> context.redis().zcard(conditionKey(context, "queue")) == 2);
+        Await.until("both wait", () -> context.conditionWaiters("0") == 2);
         signal(lock, condition, false);
         Await.until("one returned", () -> waiters.stream().filter(w -> !w.thread().isAlive()).count() == 1);
-        assertEquals(1, context.redis().zcard(conditionKey(context, "queue")), "the other still waits");
+        assertEquals(1, context.conditionWaiters("0"), "the other still waits");
         signal(inB, conditionInB, false);
         for (Background<Boolean> waiter : waiters) {
             assertTrue(waiter.get());
@@ -214,7 +214,7 @@ class DistributedConditionContractTest {
         waiters.add(awaiting("waiter-a1", lock, condition));
         waiters.add(awaiting("waiter-a2", lock, condition));
         waiters.add(awaiting("waiter-b", inB, conditionInB));
-        Await.until("all wait", () -> context.redis().zcard(conditionKey(context, "queue")) == 3);
+        Await.until("all wait", () -> context.conditionWaiters("0") == 3);
         signal(inB, conditionInB, true);
         for (Background<Boolean> waiter : waiters) {
             assertTrue(waiter.get());
@@ -235,7 +235,7 @@ class DistributedConditionContractTest {
         Condition conditionInB = inB.newCondition();
         List<Background<Boolean>> waiters = List.of(awaiting("waiter-1", inB, conditionInB),
                 awaiting("waiter-2", inB, conditionInB));
-        Await.until("both wait", () -> context.redis().zcard(conditionKey(context, "queue")) == 2);
+        Await.until("both wait", () -> context.conditionWaiters("0") == 2);
         Condition condition = lock.newCondition();
         lock.lock();
         long first = lock.fencingToken();
@@ -280,9 +280,9 @@ class DistributedConditionContractTest {
         Condition firstInB = inB.newCondition();
         Condition secondInB = inB.newCondition();
         Background<Boolean> waiter = awaiting("waiter", lock, first);
-        Await.until("it waits", () -> context.redis().zcard(conditionKey(context, "queue")) == 1);
+        Await.until("it waits", () -> context.conditionWaiters("0") == 1);
         signal(inB, secondInB, true);
-        assertEquals(1, context.redis().zcard(conditionKey(context, "queue")), "still waits on the first");
+        assertEquals(1, context.conditionWaiters("0"), "still waits on the first");
         signal(inB, firstInB, false);
         assertTrue(waiter.get());
     }
@@ -314,7 +314,7 @@ class DistributedConditionContractTest {
             lock.unlock();
             lock.unlock();
         }
-        assertEquals(0, context.redis().exists(conditionKey(context, "queue")), "left no waiter behind");
+        assertEquals(0, context.conditionWaiters("0"), "left no waiter behind");
     }
 
     /** await(time, unit): "false if the waiting time detectably elapsed", true when signalled before. */
@@ -332,7 +332,7 @@ class DistributedConditionContractTest {
                 lock.unlock();
             }
         });
-        Await.until("it waits", () -> context.redis().zcard(conditionKey(context, "queue")) == 1);
+        Await.until("it waits", () -> context.conditionWaiters("0") == 1);
         signal(inB, conditionInB, false);
         assertTrue(waiter.get());
     }
@@ -358,10 +358,10 @@ class DistributedConditionContractTest {
                 lock.unlock();
             }
         });
-        Await.until("it waits", () -> context.redis().zcard(conditionKey(context, "queue")) == 1);
+        Await.until("it waits", () -> context.conditionWaiters("0") == 1);
         waiter.thread().interrupt();
         assertTrue(waiter.get(), "InterruptedException with the lock held, interrupt status cleared");
-        assertEquals(0, context.redis().exists(conditionKey(context, "queue")), "it left");
+        assertEquals(0, context.conditionWaiters("0"), "it left");
     }
 
     /** await(): "if the current thread has its interrupted status set on entry": InterruptedException, nothing written. */
@@ -399,10 +399,10 @@ class DistributedConditionContractTest {
                 lock.unlock();
             }
         });
-        Await.until("it waits", () -> context.redis().zcard(conditionKey(context, "queue")) == 1);
+        Await.until("it waits", () -> context.conditionWaiters("0") == 1);
         waiter.thread().interrupt();
         // Still registered after the interrupt: the registration only goes with the signal.
-        assertEquals(1, context.redis().zcard(conditionKey(context, "queue")));
+        assertEquals(1, context.conditionWaiters("0"));
         signal(inB, conditionInB, false);
         assertTrue(waiter.get(), "returned on the signal, with the interrupt status set and the lock held");
     }
@@ -432,7 +432,7 @@ class DistributedConditionContractTest {
             lock.unlock();
         }
         assertFalse(lock.isLocked());
-        assertEquals(0, context.redis().exists(conditionKey(context, "queue")), "never registered");
+        assertEquals(0, context.conditionWaiters("0"), "never registered");
     }
 
     /** A hold known lost before the await (the watchdog found it gone): the same, without asking Redis first. */
@@ -490,14 +490,8 @@ class DistributedConditionContractTest {
         }
     }
 
-    /** A key of the first condition of the context's lock. */
-    private static String conditionKey(SpecContext context, String part) {
-        return context.lockKey() + ":cond:0:" + part;
-    }
-
     /** Whether the waiter is seen waiting for the lock in Redis (the queueing kinds show it). */
     private static boolean waiterInRedisLine(SpecContext context) {
-        return context.kind().queuesInRedis() ? context.redis().zcard(context.queueKey()) > 0
-                : context.redis().hexists(context.lockKey(), ":waiting");
+        return context.waiterRecorded();
     }
 }
