@@ -48,10 +48,6 @@ final class MemSemaphore implements DistributedSemaphore {
         store.mutex.lock();
         try {
             client.check();
-            if (handle && permits > state.total()) {
-                throw new IllegalArgumentException(permits + " permits is more than the total of semaphore '" + name()
-                        + "': " + state.total());
-            }
             Object waiter = null;
             long remaining = waitNanos;
             try {
