@@ -1,10 +1,11 @@
--- fair-lock-leave.lua: take a waiter that gives up (timed out, interrupted) out of the queue; a lock handed to it and not yet taken goes to the next waiter.
+-- fair-lock-leave.lua: take a waiter that gives up (timed out, interrupted) out of the line; a lock handed to it and not yet taken goes to the next waiter.
+-- Serves the fair lock's line and the non-fair lock's (one place per client, its first waiter).
 --
 -- KEYS[1] lock      hash    owner -> fencing token of its hold
 -- KEYS[2] token     string  last fencing token issued for this name; lives one second past its issue
 -- KEYS[3] queue     zset    waiting owner -> arrival order
 -- KEYS[4] places    zset    waiting owner -> end of its place's lease, server time in ms
--- KEYS[5] wakeups   channel 'granted:<owner>=<token>' for the waiter served next
+-- KEYS[5] wakeups   channel '<wakeups>:<client>' carries 'granted:<owner>=<token>' to the waiter served next
 -- ARGV[1] owner     "<client-uuid>:<thread-id>"
 --
 -- A waiting owner that is on record in the lock was handed it by a release (a thread never waits
@@ -25,6 +26,46 @@ local publish = redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
 redis.replicate_commands()
 
+-- shared: grant-next
+-- Hands the free lock to the first waiter in line whose place is still leased and whose client
+-- hears the waiter's channel, '<wakeups>:<client>': one message to one client, not to the herd,
+-- and nothing for the others to do. A waiter whose client is not subscribed there (gone, cut off,
+-- switching masters) leaves the line, as one whose place ran out does: a live one comes back with
+-- its next try, which its resubscription makes. The hold gets a new token and is leased until the
+-- waiter's place would have ended (its client renews it from then); the waiter learns of it from
+-- the message, or, if that is lost, from its next try, which finds it holding the lock.
+-- Returns the waiter served and the hold's token, or nothing if nobody could be served.
+local function grant_next(lock, token_key, queue, places, wakeups)
+  local now = redis.call('TIME')
+  local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
+  local now_ms = math.floor(now_us / 1000)
+  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
+    redis.call('ZREM', queue, gone)
+  end
+  redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+  local next_token = math.max(now_us, tonumber(redis.call('GET', token_key) or '0') + 1)
+  while true do
+    local next_waiter = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not next_waiter then
+      return nil
+    end
+    local place_end = tonumber(redis.call('ZSCORE', places, next_waiter) or '0')
+    redis.call('ZREM', queue, next_waiter)
+    redis.call('ZREM', places, next_waiter)
+    -- The client is the part of the owner string before its first ':' (Owner.java).
+    local client = string.match(next_waiter, '^([^:]*):') or next_waiter
+    -- The message goes out before the hold is written; nobody sees either before the script ends.
+    if place_end > now_ms and redis.call(publish, wakeups .. ':' .. client,
+        'granted:' .. next_waiter .. '=' .. string.format('%d', next_token)) > 0 then
+      redis.call('HSET', lock, next_waiter, next_token)
+      redis.call('PEXPIRE', lock, place_end - now_ms)
+      redis.call('SET', token_key, next_token, 'PX', math.floor((next_token - now_us) / 1000) + 1000)
+      return next_waiter, next_token
+    end
+  end
+end
+-- end shared
+
 local was_head = redis.call('ZRANGE', queue, 0, 0)[1] == owner
 local result = redis.call('ZREM', queue, owner)
 redis.call('ZREM', places, owner)
@@ -36,30 +77,7 @@ if result == 0 or result == 1 and not was_head or redis.call('EXISTS', lock) == 
   return result
 end
 
--- The lock is free and the leaver was next in line (or had it): serve the first live waiter, as
--- fair-lock-release.lua does, so that it does not wait for nobody.
-local now = redis.call('TIME')
-local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
-local now_ms = math.floor(now_us / 1000)
--- shared: purge-places
-for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
-  redis.call('ZREM', queue, gone)
-end
-redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
--- end shared
-local next_waiter = redis.call('ZRANGE', queue, 0, 0)[1]
-if not next_waiter then
-  return result
-end
-local place_end = tonumber(redis.call('ZSCORE', places, next_waiter) or '0')
-redis.call('ZREM', queue, next_waiter)
-redis.call('ZREM', places, next_waiter)
-if place_end <= now_ms then
-  return result
-end
-local next_token = math.max(now_us, tonumber(redis.call('GET', token_key) or '0') + 1)
-redis.call('HSET', lock, next_waiter, next_token)
-redis.call('PEXPIRE', lock, place_end - now_ms)
-redis.call('SET', token_key, next_token, 'PX', math.floor((next_token - now_us) / 1000) + 1000)
-redis.call(publish, wakeups, 'granted:' .. next_waiter .. '=' .. string.format('%d', next_token))
+-- The lock is free and the leaver was next in line (or had it): serve the first live waiter, as a
+-- release does, so that it does not wait for nobody.
+grant_next(lock, token_key, queue, places, wakeups)
 return result

@@ -1,9 +1,10 @@
 -- lock-force-unlock.lua: release the lock whoever holds it (administrative) and wake whoever waits.
 --
 -- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while a non-fair waiter waits
--- KEYS[2] queue     zset    fair waiter -> arrival order
--- KEYS[3] places    zset    fair waiter -> end of its place's lease, server time in ms
--- KEYS[4] wakeups   channel wake-ups are published to: 'released' for non-fair waiters, a fair waiter's owner
+-- KEYS[2] queue     zset    waiting owner -> arrival order (fair: every waiter; non-fair: the first of each client)
+-- KEYS[3] places    zset    waiting owner -> end of its place's lease, server time in ms
+-- KEYS[4] wakeups   channel 'released' for waiters that only marked the lock (clients of earlier
+--                           versions); '<wakeups>:<client>' carries the owner of the first waiter in line
 --
 -- Returns {1, ''}      the lock was held and is released
 --         {1, client}  the lock was held and is released, and among its fields was the cache of that client
@@ -45,6 +46,7 @@ redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 -- end shared
 local next_waiter = redis.call('ZRANGE', queue, 0, 0)[1]
 if next_waiter then
-  redis.call(publish, wakeups, next_waiter)
+  -- Named on its client's channel, '<wakeups>:<client>' (the client: the owner up to its first ':').
+  redis.call(publish, wakeups .. ':' .. (string.match(next_waiter, '^([^:]*):') or next_waiter), next_waiter)
 end
 return {1, cacher}

@@ -3,6 +3,7 @@
 -- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while a non-fair waiter waits;
 --                           ':w:<client-uuid>' -> how many threads of that client wait (see lock-acquire-waiting.lua)
 -- KEYS[2] token     string  last fencing token issued for this name; lives one second past its issue
+-- KEYS[3] queue     zset    waiting owner (the first waiter of another client) -> arrival order
 -- ARGV[1] owner     "<client-uuid>:<thread-id>" releasing its hold
 -- ARGV[2] token     fencing token of the hold being released
 -- ARGV[3] next      "<client-uuid>:<thread-id>" taking the lock over
@@ -17,9 +18,10 @@
 -- waiters becomes the given one, for as long as the new hold lasts: its waiters wait behind it in the
 -- client, without asking Redis.
 --
--- Returns {1, token, waiting}  handed over; token is the new hold's; waiting is 1 if the waiting mark is set
+-- Returns {1, token, waiting}  handed over; token is the new hold's; waiting is 1 if another client waits
+--                              (it has a place in line, or marked the lock)
 --         {0, 0, 0}            the owner does not hold this hold (its lease ran out, it was forced): nothing changed
-local lock, token_key = KEYS[1], KEYS[2]
+local lock, token_key, queue = KEYS[1], KEYS[2], KEYS[3]
 local owner, token, next_owner, lease_ms, waiters = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 
 -- TIME makes this script non-deterministic: replicate its effects, not the script (6.2; always so on 7).
@@ -42,4 +44,5 @@ else
 end
 redis.call('PEXPIRE', lock, lease_ms)
 redis.call('SET', token_key, next_token, 'PX', math.floor((next_token - now_us) / 1000) + 1000)
-return {1, next_token, redis.call('HEXISTS', lock, ':waiting')}
+local others = (redis.call('ZCARD', queue) > 0 or redis.call('HEXISTS', lock, ':waiting') == 1) and 1 or 0
+return {1, next_token, others}

@@ -3,11 +3,13 @@
 -- KEYS[1] lock      hash    owner -> fencing token of its hold; ':waiting' -> 1 while a non-fair waiter
 --                           waits; ':w:<client-uuid>' -> how many threads of that client wait (non-fair),
 --                           "<count>:<until_ms>" or "<count>" (see lock-acquire-waiting.lua)
--- KEYS[2] places    zset    waiting owner -> end of its place's lease, server time in ms (fair lock)
+-- KEYS[2] places    zset    waiting owner -> end of its place's lease, server time in ms (fair: every
+--                           waiter; non-fair: the first waiter of each waiting client)
 --
 -- Returns {pttl, queued, {owner, token, ...}, {client, count, ...}}
 --         pttl     the hold's remaining lease in ms (-2: no hold, -1: no lease)
---         queued   waiters of the fair queue whose place is live
+--         queued   waiters in line whose place is live and whose client has no count in 'waiting'
+--                  (that count includes them)
 --         holders  the owners in the lock hash, with their tokens
 --         waiting  the non-fair waiting counts per client that still count at this moment
 local lock, places = KEYS[1], KEYS[2]
@@ -19,8 +21,8 @@ redis.replicate_commands()
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 -- A place whose lease ran out is not a waiter, though no script has purged it yet.
-local queued = redis.call('ZCOUNT', places, '(' .. now_ms, '+inf')
-local holders, waiting = {}, {}
+local live = redis.call('ZRANGEBYSCORE', places, '(' .. now_ms, '+inf')
+local holders, waiting, counted = {}, {}, {}
 local fields = redis.call('HGETALL', lock)
 for i = 1, #fields, 2 do
   local field, value = fields[i], fields[i + 1]
@@ -35,10 +37,17 @@ for i = 1, #fields, 2 do
     if tonumber(count) and (not until_ms or tonumber(until_ms) > now_ms) then
       waiting[#waiting + 1] = client
       waiting[#waiting + 1] = tonumber(count)
+      counted[client] = true
     end
   elseif string.sub(field, 1, 1) ~= ':' then
     holders[#holders + 1] = field
     holders[#holders + 1] = value
+  end
+end
+local queued = 0
+for _, waiter in ipairs(live) do
+  if not counted[string.match(waiter, '^([^:]*):') or waiter] then
+    queued = queued + 1
   end
 end
 return {redis.call('PTTL', lock), queued, holders, waiting}

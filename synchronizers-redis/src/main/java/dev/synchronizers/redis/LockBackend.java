@@ -30,13 +30,16 @@ abstract class LockBackend {
     final Acquirer acquirer;
     final SynchronizerMeters meters;
 
-    LockBackend(String name, String kind, LockKeys keys, ClientContext context, boolean localQueue) {
+    /**
+     * @param channel the channel this client's waiters hear their wake-ups on
+     */
+    LockBackend(String name, String kind, LockKeys keys, ClientContext context, boolean localQueue, String channel) {
         this.name = name;
         this.kind = kind;
         this.keys = keys;
         this.context = context;
         this.meters = context.metrics.synchronizer(kind.replace(' ', '_'), name);
-        this.acquirer = new Acquirer(context, keys.wakeups(), localQueue, meters);
+        this.acquirer = new Acquirer(context, channel, localQueue, meters);
     }
 
     /** What an acquisition got: the hold's owner string and token in Redis, and how to lease it. */

@@ -9,12 +9,14 @@ import dev.synchronizers.redis.script.Script;
  *
  * @param lock the hash of the (write) hold: owner to fencing token, plus the non-fair waiting mark
  * @param token the last fencing token issued for the name; lives one second past its issue
- * @param queue waiting owners (fair lock, writers) in arrival order
+ * @param queue waiting owners in arrival order: every fair waiter or writer; the first waiter of each
+ *     client of a non-fair lock
  * @param places waiting owners with the end of their place's lease
  * @param readers read holders with the end of their read lease (read-write lock)
  * @param readTokens read holders with the fencing token of their read hold (read-write lock)
  * @param readersWaiting set while a reader waits (read-write lock)
- * @param wakeups the channel releases publish to when someone waits
+ * @param wakeups the channel of the name's wake-ups; the non-fair and fair locks' line is served on one
+ *     channel per client under it ({@link #clientWakeups})
  */
 record LockKeys(String lock, String token, String queue, String places, String readers, String readTokens,
         String readersWaiting, String wakeups) {
@@ -45,6 +47,15 @@ record LockKeys(String lock, String token, String queue, String places, String r
     private static LockKeys under(String base) {
         return new LockKeys(base, base + ":token", base + ":queue", base + ":places", base + ":readers",
                 base + ":rtokens", base + ":rwait", base + ":wake");
+    }
+
+    /**
+     * The channel on which a release hands this lock to a waiter of the client {@code clientId}
+     * (the non-fair and fair locks' line, {@code lock-release.lua}): one per client and name, under
+     * the name's hash tag, so that a release wakes one client, not every client that waits.
+     */
+    String clientWakeups(String clientId) {
+        return wakeups + ":" + clientId;
     }
 
     /**
@@ -103,13 +114,13 @@ record LockKeys(String lock, String token, String queue, String places, String r
      */
     String[] keysFor(Script script) {
         return switch (script) {
-            case LOCK_ACQUIRE, LOCK_ACQUIRE_WAITING, LOCK_HANDOVER, LOCK_CACHE_ACQUIRE, LOCK_CACHE_RESERVE,
-                    REDLOCK_SETTLE, REDLOCK_RENEW ->
+            case LOCK_ACQUIRE, LOCK_CACHE_ACQUIRE, LOCK_CACHE_RESERVE, REDLOCK_SETTLE, REDLOCK_RENEW ->
                     new String[] {lock, token};
+            case LOCK_ACQUIRE_WAITING, FAIR_LOCK_ACQUIRE -> new String[] {lock, token, queue, places};
+            case LOCK_HANDOVER -> new String[] {lock, token, queue};
             case REDLOCK_FORCE_UNLOCK -> new String[] {lock, token, wakeups};
-            case FAIR_LOCK_ACQUIRE -> new String[] {lock, token, queue, places};
-            case LOCK_RELEASE, LOCK_GIVE_BACK -> new String[] {lock, wakeups};
-            case FAIR_LOCK_RELEASE, FAIR_LOCK_LEAVE -> new String[] {lock, token, queue, places, wakeups};
+            case LOCK_RELEASE, LOCK_GIVE_BACK, FAIR_LOCK_RELEASE, FAIR_LOCK_LEAVE ->
+                    new String[] {lock, token, queue, places, wakeups};
             case LOCK_FORCE_UNLOCK -> new String[] {lock, queue, places, wakeups};
             case LOCK_RENEW, LOCK_CACHE_RENEW -> new String[] {lock};
             case FAIR_LOCK_RENEW_PLACE -> new String[] {queue, places};

@@ -7,10 +7,13 @@ import dev.synchronizers.redis.script.Script;
  * whether their waiters queue locally or in Redis. Stateless.
  *
  * <ul>
- *   <li>{@link #NONFAIR}: a waiter's first try leaves no trace; after it subscribes, a failed try
- *       records that someone waits, so that the release publishes. Waiters of one client queue
- *       locally and only the first talks to Redis; a neighbour's unlock hands the lock to it
- *       while it sleeps (lock-handover.lua), a bounded number of times in a row.</li>
+ *   <li>{@link #NONFAIR}: waiters of one client queue locally and only the first talks to Redis; a
+ *       failed try of that first waiter puts it in a line in Redis (one place per waiting client),
+ *       and a release hands the lock to the first place, told on its client's own channel: one
+ *       client woken per release, not the herd. A free lock goes to whoever tries first (a newcomer
+ *       barges); a neighbour's unlock hands the lock to the local first waiter while it sleeps
+ *       (lock-handover.lua), a bounded number of times in a row while other clients wait. The
+ *       untimed {@code tryLock()} and a zero wait try once and leave no trace.</li>
  *   <li>{@link #FAIR}: every try by a waiter takes (or keeps) its place in the queue in Redis, so
  *       every waiter of every client is in the one queue; a release hands the lock to the first,
  *       who learns it from a message naming it, with the new token.</li>
@@ -22,8 +25,9 @@ import dev.synchronizers.redis.script.Script;
  * and {@code ReentrantReadWriteLock}'s {@code tryLock()} do.
  */
 enum LockPolicy {
-    NONFAIR("lock", Script.LOCK_ACQUIRE, Script.LOCK_ACQUIRE_WAITING, Script.LOCK_ACQUIRE, Script.LOCK_RELEASE,
-            Script.LOCK_RENEW, Script.LOCK_FORCE_UNLOCK, null, null, true),
+    NONFAIR("lock", Script.LOCK_ACQUIRE_WAITING, Script.LOCK_ACQUIRE_WAITING, Script.LOCK_ACQUIRE,
+            Script.LOCK_RELEASE, Script.LOCK_RENEW, Script.LOCK_FORCE_UNLOCK, Script.LOCK_ACQUIRE_WAITING,
+            Script.FAIR_LOCK_LEAVE, true),
     FAIR("fair lock", Script.FAIR_LOCK_ACQUIRE, Script.FAIR_LOCK_ACQUIRE, Script.LOCK_ACQUIRE, Script.FAIR_LOCK_RELEASE,
             Script.LOCK_RENEW, Script.LOCK_FORCE_UNLOCK, Script.FAIR_LOCK_ACQUIRE, Script.FAIR_LOCK_LEAVE, false),
     READ("read lock", Script.RW_READ_ACQUIRE, Script.RW_READ_ACQUIRE, Script.RW_READ_TRY, Script.RW_READ_RELEASE,

@@ -50,7 +50,11 @@ final class QuorumLockBackend extends LockBackend {
     private final Redlock redlock;
 
     QuorumLockBackend(String name, Redlock redlock, ClientContext context) {
-        super(name, KIND, LockKeys.redlock(context.keyPrefix, name), context, true);
+        this(name, LockKeys.redlock(context.keyPrefix, name), redlock, context);
+    }
+
+    private QuorumLockBackend(String name, LockKeys keys, Redlock redlock, ClientContext context) {
+        super(name, KIND, keys, context, true, keys.wakeups());
         this.redlock = redlock;
     }
 

@@ -88,7 +88,8 @@ final class ServerLockBackend extends LockBackend {
     private final LockCache cache;
 
     ServerLockBackend(String name, LockPolicy policy, LockKeys keys, Machinery machinery) {
-        super(name, policy.kind, keys, machinery, policy.localQueue);
+        super(name, policy.kind, keys, machinery, policy.localQueue, policy == LockPolicy.NONFAIR
+                || policy == LockPolicy.FAIR ? keys.clientWakeups(machinery.clientId) : keys.wakeups());
         this.policy = policy;
         this.machinery = machinery;
         this.cache = policy == LockPolicy.NONFAIR && machinery.lockCaching ? new LockCache(name, keys, machinery, meters, () -> acquirer.wakeHead())
@@ -111,7 +112,9 @@ final class ServerLockBackend extends LockBackend {
     @Override
     boolean acquire(long threadId, boolean barging, long timeoutNanos, boolean interruptible, long fixedLeaseMillis,
             boolean forHandle, Consumer<Grant> book) throws InterruptedException {
-        Script firstTry = barging ? policy.tryOnce : policy.firstTry;
+        // A try that would wait puts the waiter in line if it fails; one that would not leaves no trace.
+        Script firstTry = barging || timeoutNanos <= 0 && policy == LockPolicy.NONFAIR ? policy.tryOnce
+                : policy.firstTry;
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
         // A take as the cache that Redis refused is this acquisition's first try: not sent twice.
         LockCache.Refusal[] refused = new LockCache.Refusal[1];
@@ -336,13 +339,13 @@ final class ServerLockBackend extends LockBackend {
                 }
             }
             String[] args;
-            if (script == policy.queuedTry) {
-                args = new String[] {owner, lease, Long.toString(machinery.leaseMillis)};
-            } else if (script == Script.LOCK_ACQUIRE_WAITING) {
+            if (script == Script.LOCK_ACQUIRE_WAITING) {
                 // The client's waiters, this one among them, for other clients' snapshots; counted
                 // until this waiter's next try is due, which a reply may delay by a command timeout.
                 args = new String[] {owner, lease, Integer.toString(Math.max(1, acquirer.localWaiters())),
-                        Long.toString(machinery.timeout.toMillis())};
+                        Long.toString(machinery.timeout.toMillis()), Long.toString(machinery.leaseMillis)};
+            } else if (script == policy.queuedTry) {
+                args = new String[] {owner, lease, Long.toString(machinery.leaseMillis)};
             } else {
                 args = new String[] {owner, lease};
             }
@@ -590,7 +593,9 @@ final class ServerLockBackend extends LockBackend {
                 return handOver(held, next);
             }
         }
-        boolean streakEnded = policy.localQueue && localStreak.getAndSet(0) >= MAX_LOCAL_STREAK;
+        if (policy.localQueue) {
+            localStreak.set(0);
+        }
         List<Object> released;
         machinery.releasing(() -> releaseCommand(held.owner, held.token));
         try {
@@ -610,12 +615,7 @@ final class ServerLockBackend extends LockBackend {
             acquirer.wakeHead();
             return lostAtUnlock(held);
         }
-        if (!streakEnded) {
-            // After a streak of hand-overs within this client, other clients' waiters get a fair
-            // chance: the release published to everyone waiting, and the local head hears that
-            // message like them instead of being woken first.
-            wakeLocally(release);
-        }
+        wakeLocally(release);
         return null;
     }
 
@@ -687,13 +687,17 @@ final class ServerLockBackend extends LockBackend {
      */
     private void wakeLocally(ReleaseReply released) {
         String woken = released.woken();
-        if (woken.isEmpty()) {
-            acquirer.wakeHead();
-        } else if (released.handedOver()) {
-            machinery.wakeups.wake(keys.wakeups(),
+        if (released.handedOver()) {
+            machinery.wakeups.wake(keys.clientWakeups(machinery.clientId),
                     WakeupMessage.granted(woken, String.valueOf(released.grantedToken())).encode());
-        } else {
+        } else if (!woken.isEmpty()) {
             machinery.wakeups.wake(keys.wakeups(), woken);
+        }
+        // The local line's first waiter tries now: it takes a free lock, or takes its place in
+        // Redis's line behind the client the lock was handed to (not handed over to it locally
+        // when a streak of local hand-overs ended, so that other clients get their turn).
+        if (woken.isEmpty() || released.handedOver() && policy.localQueue) {
+            acquirer.wakeHead();
         }
     }
 

@@ -19,9 +19,12 @@ import java.util.Set;
  * {0, wait_ms, floor}  not acquired (fair-lock-acquire.lua only, which queues the caller); floor is
  *                      at least every token issued so far, so a grant message with a token at or
  *                      below it is an old one
- * {0, wait_ms, client} not acquired (lock-acquire.lua and lock-acquire-waiting.lua only): another
- *                      client's cache holds the lock (docs/design/lock-caching.md); client is that
- *                      client's id, to be told that it is asked back
+ * {0, wait_ms, client} not acquired (lock-acquire.lua only): another client's cache holds the lock
+ *                      (docs/design/lock-caching.md); client is that client's id, to be told that
+ *                      it is asked back
+ * {0, wait_ms, client, floor}
+ *                      not acquired (lock-acquire-waiting.lua only, which puts the caller in line):
+ *                      client as above, or '' if no cache holds the lock; floor as above
  * </pre>
  *
  * @param acquired whether the caller now holds the lock
@@ -67,7 +70,10 @@ public record AcquireReply(boolean acquired, long token, long waitMillis, long g
     public static AcquireReply of(Script script, List<Object> reply) {
         ReplyShape.requireOneOf(DECODED, script, "AcquireReply");
         boolean floored = script == Script.FAIR_LOCK_ACQUIRE;
-        boolean named = script == Script.LOCK_ACQUIRE || script == Script.LOCK_ACQUIRE_WAITING;
+        boolean named = script == Script.LOCK_ACQUIRE;
+        if (script == Script.LOCK_ACQUIRE_WAITING) {
+            return lined(reply);
+        }
         String expected = floored ? "{1, token} or {0, wait_ms, floor}"
                 : named ? "{1, token}, {0, wait_ms} or {0, wait_ms, client}" : "{1, token} or {0, wait_ms}";
         List<?> list = ReplyShape.list(script, reply, expected, 2, 3);
@@ -84,6 +90,23 @@ public record AcquireReply(boolean acquired, long token, long waitMillis, long g
             if (!client.isEmpty()) {
                 return new AcquireReply(false, -1, value, -1, client);
             }
+        }
+        throw new UnexpectedReplyException(script, reply, expected);
+    }
+
+    /** Reads the reply of lock-acquire-waiting.lua. */
+    private static AcquireReply lined(List<Object> reply) {
+        Script script = Script.LOCK_ACQUIRE_WAITING;
+        String expected = "{1, token} or {0, wait_ms, client, floor}";
+        List<?> list = ReplyShape.list(script, reply, expected, 2, 4);
+        long code = ReplyShape.integer(script, list, 0, expected);
+        long value = ReplyShape.integer(script, list, 1, expected);
+        if (code == 1L && list.size() == 2) {
+            return new AcquireReply(true, value, 0, -1);
+        }
+        if (code == 0L && list.size() == 4) {
+            return new AcquireReply(false, -1, value, ReplyShape.integer(script, list, 3, expected),
+                    ReplyShape.string(script, list, 2, expected));
         }
         throw new UnexpectedReplyException(script, reply, expected);
     }

@@ -14,8 +14,8 @@ import java.util.Set;
  * {1, ''}           released; no one named to wake (every script)
  * {1, woken}        released; woken is the writer woken by name, or 'released' if the readers were
  *                   (rw-read-release.lua: a writer only; rw-write-release.lua)
- * {1, next, token}  released and handed to the fair waiter next, whose hold has that fencing token
- *                   (fair-lock-release.lua)
+ * {1, next, token}  released and handed to the waiter next in line, whose hold has that fencing
+ *                   token (lock-release.lua, fair-lock-release.lua)
  * {0, ''}           the owner does not hold this hold: its lease ran out, it was forced, or it never
  *                   held it (every script)
  * </pre>
@@ -47,7 +47,7 @@ public record ReleaseReply(boolean released, String woken, long grantedToken) {
      */
     public static ReleaseReply of(Script script, List<Object> reply) {
         ReplyShape.requireOneOf(DECODED, script, "ReleaseReply");
-        boolean fair = script == Script.FAIR_LOCK_RELEASE;
+        boolean fair = script == Script.FAIR_LOCK_RELEASE || script == Script.LOCK_RELEASE;
         boolean named = script == Script.RW_READ_RELEASE || script == Script.RW_WRITE_RELEASE;
         String expected = fair ? "{1, ''}, {1, next, token} or {0, ''}"
                 : named ? "{1, woken} or {0, ''}" : "{1, ''} or {0, ''}";

@@ -34,12 +34,12 @@ public enum Script {
     /** Safe when overtaken: a late grant is released by token (RedisLock) or given back by attempt (QuorumLockBackend). */
     LOCK_ACQUIRE("lock-acquire.lua", 2, 2, ScriptOutputType.MULTI, Sending.BY_SHA),
     /** Safe when overtaken: as {@link #LOCK_ACQUIRE}; a late waiting mark costs one wake-up at most. */
-    LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 2, 4, ScriptOutputType.MULTI, Sending.BY_SHA),
+    LOCK_ACQUIRE_WAITING("lock-acquire-waiting.lua", 4, 5, ScriptOutputType.MULTI, Sending.BY_SHA),
     /**
      * Safe when overtaken: names the token of the hold it ends, so it never ends a newer one. Safe to
      * repeat: token-checked, a second run finds that hold gone and changes nothing.
      */
-    LOCK_RELEASE("lock-release.lua", 2, 2, ScriptOutputType.MULTI, Sending.BY_SHA, true),
+    LOCK_RELEASE("lock-release.lua", 5, 2, ScriptOutputType.MULTI, Sending.BY_SHA, true),
     /**
      * Safe when overtaken: a late cache is given back by its base (lock-release.lua on the cache's
      * owner), and a second take by the same client replaces a cache it does not know of.
@@ -52,13 +52,13 @@ public enum Script {
     /** With its text: as {@link #LOCK_RENEW}, for caches their client may give back meanwhile. */
     LOCK_CACHE_RENEW("lock-cache-renew.lua", 1, 1, 2, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** Safe when overtaken: names the token of the hold it passes on; its doubt is settled only after it failed. */
-    LOCK_HANDOVER("lock-handover.lua", 2, 5, ScriptOutputType.MULTI, Sending.BY_SHA),
+    LOCK_HANDOVER("lock-handover.lua", 3, 5, ScriptOutputType.MULTI, Sending.BY_SHA),
     /**
      * With its text: named by owner, not token, and retried by the watchdog only while that owner's
      * thread neither holds nor acquires; run after the thread's next acquire, it would end that hold.
      * Safe to repeat within that rule: a second run finds the owner holding nothing and changes nothing.
      */
-    LOCK_GIVE_BACK("lock-give-back.lua", 2, 1, ScriptOutputType.INTEGER, Sending.WITH_TEXT, true),
+    LOCK_GIVE_BACK("lock-give-back.lua", 5, 1, ScriptOutputType.INTEGER, Sending.WITH_TEXT, true),
     /** Safe when overtaken: names the token of the hold it ends. Safe to repeat: as {@link #LOCK_RELEASE}. */
     FAIR_LOCK_RELEASE("fair-lock-release.lua", 5, 2, ScriptOutputType.MULTI, Sending.BY_SHA, true),
     /** With its text: a tick's renewal must not run after the holder's later release, extend or re-lease. */
