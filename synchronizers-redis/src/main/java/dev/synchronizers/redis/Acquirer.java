@@ -84,6 +84,14 @@ final class Acquirer {
             throw new IllegalStateException("this synchronizer does not grant by message");
         }
 
+        /**
+         * Called when a waiter whose failed first try registered it in Redis joins the local line
+         * behind a neighbour who talks to Redis for this client: the client keeps one place in
+         * Redis's line, the first waiter's, so this one takes its place out again.
+         */
+        default void leaveRedisLine() {
+        }
+
         /** Called once the waiter is subscribed and about to wait, e.g. to keep its queue place leased. */
         default void waiting(WakeupDispatcher.Subscription subscription) {
         }
@@ -173,6 +181,10 @@ final class Acquirer {
         }
         boolean acquired = false;
         LocalLine.Node node = line == null ? null : line.join(participant);
+        if (node != null && first != null && step.firstTryRegisters() && !line.isFirst(node)) {
+            // Two threads tried at once: the one behind leaves Redis's line to the first.
+            step.leaveRedisLine();
+        }
         try {
             if (node != null) {
                 Attempt handed;

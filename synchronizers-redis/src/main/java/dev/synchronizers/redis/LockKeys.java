@@ -116,8 +116,7 @@ record LockKeys(String lock, String token, String queue, String places, String r
         return switch (script) {
             case LOCK_ACQUIRE, LOCK_CACHE_ACQUIRE, LOCK_CACHE_RESERVE, REDLOCK_SETTLE, REDLOCK_RENEW ->
                     new String[] {lock, token};
-            case LOCK_ACQUIRE_WAITING, FAIR_LOCK_ACQUIRE -> new String[] {lock, token, queue, places};
-            case LOCK_HANDOVER -> new String[] {lock, token, queue};
+            case LOCK_ACQUIRE_WAITING, FAIR_LOCK_ACQUIRE, LOCK_HANDOVER -> new String[] {lock, token, queue, places};
             case REDLOCK_FORCE_UNLOCK -> new String[] {lock, token, wakeups};
             case LOCK_RELEASE, LOCK_GIVE_BACK, FAIR_LOCK_RELEASE, FAIR_LOCK_LEAVE ->
                     new String[] {lock, token, queue, places, wakeups};

@@ -119,6 +119,16 @@ final class QueuePlace {
     }
 
     /**
+     * Takes the waiter out of the queue while it goes on waiting elsewhere (behind a neighbour of
+     * its client): as {@link #done done(false)}, after which a later try may queue it again.
+     */
+    void leave() {
+        done(false);
+        queued = false;
+        lease = null;
+    }
+
+    /**
      * The waiter stops: stop renewing its place and, if it did not get what it waited for, leave
      * the queue. Leaving also gives back anything Redis handed the waiter meanwhile, so a leave
      * that cannot reach Redis now is retried by the watchdog until it does, or until the place's

@@ -452,6 +452,13 @@ final class ServerLockBackend extends LockBackend {
         }
 
         @Override
+        public void leaveRedisLine() {
+            if (place != null) {
+                place.leave();
+            }
+        }
+
+        @Override
         public void handoverInDoubt() {
             handoverInDoubt = true;
         }
@@ -459,7 +466,9 @@ final class ServerLockBackend extends LockBackend {
         @Override
         public void done(boolean acquired) {
             if (place != null) {
-                place.done(acquired);
+                // Taken from this client's cache: the hold is the cache's, so a place this waiter
+                // took in line is left like that of a waiter that gave up (nothing of its own to give back).
+                place.done(acquired && cacheTake == null);
             }
             if (!acquired && handoverInDoubt) {
                 giveBack(threadId, owner);

@@ -157,11 +157,12 @@ class LockUnknownOutcomesTest {
     /* --------------- an acquire that ran but whose reply was lost --------------- */
 
     /**
-     * A thread's acquire ran in Redis but its reply was lost with its connection: the thread holds
-     * the lock there without knowing it. A neighbour then finds the lock taken and waits first in
-     * the local line. The thread's next lock() must not queue behind that neighbour (who waits for
-     * the thread's own hold, for a whole lease): it tries first, finds itself the owner, and gets
-     * the lock at once. Before, it waited out the 60 s lease.
+     * A thread's try ran in Redis but its reply was lost with its connection: the thread holds
+     * the lock there without knowing it (an untimed tryLock() leaves no trace it could take back).
+     * A neighbour then finds the lock taken and waits first in the local line. The thread's next
+     * lock() must not queue behind that neighbour (who waits for the thread's own hold, for a whole
+     * lease): it tries first, finds itself the owner, and gets the lock at once. Before, it waited
+     * out the 60 s lease.
      */
     @Test
     void lock_afterAnAcquireWhoseReplyWasLost_threadTriesBeforeQueueingBehindANeighbour() throws Exception {
@@ -174,7 +175,7 @@ class LockUnknownOutcomesTest {
         java.util.concurrent.atomic.AtomicReference<Throwable> firstFailure = new java.util.concurrent.atomic.AtomicReference<>();
         Background<Boolean> thread = Background.start("T", () -> {
             try {
-                lock.lock();
+                lock.tryLock();
                 return false;   // the reply was meant to be lost
             } catch (SynchronizerUnavailableException e) {
                 firstFailure.set(e);
@@ -201,6 +202,36 @@ class LockUnknownOutcomesTest {
 
         assertTrue(thread.get(), "the thread waited behind a neighbour who waited for the thread's own hold");
         neighbour.get();
+    }
+
+    /**
+     * A lock() whose first try took the lock in Redis but whose reply was lost: that try would
+     * have put the waiter in line had it failed, so the waiter that stops leaves the line, and the
+     * leave gives back what the try took. The lock is free at once, not held for a whole lease by
+     * a thread that never learnt it had it.
+     */
+    @Test
+    void lock_firstTryTookItButItsReplyWasLost_theWaiterThatStopsGivesItBack() throws Exception {
+        RedisServer server = ownServer();
+        FaultProxy proxy = opened.add(FaultProxy.start(server.port()));
+        DistributedLock lock = client(proxy.uri(), Duration.ofSeconds(2)).lock(name);
+
+        proxy.dropReplies(1, "EVALSHA");
+        Background<Boolean> thread = Background.start("T", () -> {
+            try {
+                lock.lock();
+                return true;
+            } catch (SynchronizerUnavailableException e) {
+                return false;
+            }
+        });
+        Await.until("the acquire's reply is dropped", () -> proxy.droppedReplies() == 1);
+        proxy.cutAll();
+        assertFalse(thread.get(), "the caller learns its acquire went unanswered");
+        awaitAnswers(lock);
+        Await.until("the waiter's leave gives back what its try took", () -> !lock.isLocked());
+        assertTrue(lock.tryLock(), "the lock is free for anyone, long before its 60 s lease");
+        lock.unlock();
     }
 
     /* --------------- a non-fair hand-over whose reply is late --------------- */

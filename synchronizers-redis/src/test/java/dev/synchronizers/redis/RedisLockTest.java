@@ -144,9 +144,11 @@ class RedisLockTest {
     void waiter_pubSubHalfOpen_healthCheckReconnectsAndWakesIt() throws Exception {
         FaultProxy proxy = opened.add(FaultProxy.start(redis.server().port()));
         DistributedLock holder = client(redis.server().uri(), Duration.ofSeconds(60), new LinkedBlockingQueue<>()).lock(name);
-        DistributedLock waiting = client(proxy.uri(), Duration.ofSeconds(3), new LinkedBlockingQueue<>()).lock(name);
+        RedisSynchronizers waitingClient = client(proxy.uri(), Duration.ofSeconds(3), new LinkedBlockingQueue<>());
+        DistributedLock waiting = waitingClient.lock(name);
         RedisCommands<String, String> admin = opened.commands(redis.server().uri());
-        String channel = LockKeys.of(prefix, name).wakeups();
+        // A release hands the lock to one waiting client, on that client's own channel.
+        String channel = LockKeys.of(prefix, name).clientWakeups(waitingClient.clientId());
         holder.lock();
         Background<Boolean> waiter = Background.start("waiter", () -> {
             waiting.lock();

@@ -52,7 +52,7 @@ public enum Script {
     /** With its text: as {@link #LOCK_RENEW}, for caches their client may give back meanwhile. */
     LOCK_CACHE_RENEW("lock-cache-renew.lua", 1, 1, 2, ScriptOutputType.MULTI, Sending.WITH_TEXT),
     /** Safe when overtaken: names the token of the hold it passes on; its doubt is settled only after it failed. */
-    LOCK_HANDOVER("lock-handover.lua", 3, 5, ScriptOutputType.MULTI, Sending.BY_SHA),
+    LOCK_HANDOVER("lock-handover.lua", 4, 5, ScriptOutputType.MULTI, Sending.BY_SHA),
     /**
      * With its text: named by owner, not token, and retried by the watchdog only while that owner's
      * thread neither holds nor acquires; run after the thread's next acquire, it would end that hold.
