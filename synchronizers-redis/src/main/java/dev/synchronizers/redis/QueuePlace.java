@@ -1,5 +1,6 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -101,8 +102,15 @@ final class QueuePlace {
 
     private void register(long sentNanos) {
         WakeupDispatcher.Subscription wakes = subscription;
+        // Gone: the waiter tries now and so takes a place again. Unanswered: a try now would go
+        // unanswered too and end the wait with an error; the waiter sleeps on, and the reconnect
+        // that ends a silence wakes it, or its own bound does (its place is taken again then).
         lease = machinery.watchdog.register(Renewal.ofThread(renew, placeKeys, new String[] {owner}, 0, sentNanos,
-                Thread.currentThread(), cause -> wakes.wake()));
+                Thread.currentThread(), cause -> {
+                    if (cause != LostHold.Cause.UNRENEWABLE) {
+                        wakes.wake();
+                    }
+                }));
     }
 
     /**
