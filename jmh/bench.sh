@@ -6,8 +6,8 @@
 #   jmh/bench.sh fleet [regex] [jmh options...]
 #                                many client instances on one name, one thread each: the contended lock
 #                                (fair too), read-write lock and semaphore throughput methods, once per
-#                                number of clients in $CLIENTS (default "2 8 16 32"; "2 8 16 32 64" for the
-#                                full picture), each with -t N -p clients=N and short iterations; then
+#                                number of clients in $CLIENTS (default "2 8 16 32 64": about 13 minutes on
+#                                2 cores), each with -t N -p clients=N and short iterations; then
 #                                the summary table, also written to jmh/results/fleet.tsv (FleetReport),
 #                                which FleetChart draws. Extra options go to JMH, e.g. -p impl=SYNCHRONIZERS,REDISSON
 # The optional regex selects benchmarks, e.g. 'LockContended|ReadWriteLock'.
@@ -29,9 +29,9 @@ fi
 mkdir -p jmh/results
 if [ "$mode" = fleet ]; then
   start=$(date +%s)
-  echo "fleet run: clients ${CLIENTS:-2 8 16 32}, started $(date -u +%H:%M:%S) UTC, $(uptime)"
+  echo "fleet run: clients ${CLIENTS:-2 8 16 32 64}, started $(date -u +%H:%M:%S) UTC, $(uptime)"
   rm -f jmh/results/fleet-c*.json jmh/results/fleet-c*.log
-  for c in ${CLIENTS:-2 8 16 32}; do
+  for c in ${CLIENTS:-2 8 16 32 64}; do
     java -jar jmh/target/benchmarks.jar "$pattern" "${opts[@]}" -t "$c" -p clients="$c" \
       -rf json -rff "jmh/results/fleet-c$c.json" | tee "jmh/results/fleet-c$c.log"
     echo "clients=$c done after $(( $(date +%s) - start )) s, $(uptime)"

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -294,8 +295,10 @@ public final class FleetChart {
         rotated.rotate(-Math.PI / 2);
         rotated.drawString(yLabel, 0, 0);
         rotated.dispose();
-        // The lines.
-        for (Series s : series) {
+        // The lines, ours last so that it stays visible where another line covers it.
+        List<Series> drawOrder = new ArrayList<>(series);
+        Collections.reverse(drawOrder);
+        for (Series s : drawOrder) {
             g.setColor(s.colour());
             g.setStroke(s.dashed() ? DASHED : SOLID);
             int px = -1;
