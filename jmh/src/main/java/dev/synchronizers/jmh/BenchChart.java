@@ -21,7 +21,8 @@ import javax.imageio.ImageIO;
  * Draws the chart of {@code docs/benchmarks.md} from JMH's JSON results: one group of bars per
  * benchmark, one bar per implementation, each bar the implementation's score as a share of the
  * best score in its group (so that scenarios of very different speeds fit one picture), with the
- * score itself written above it. Ours is green, Redisson red, the raw-Redis floor grey.
+ * score itself written above it. Ours is green, Redisson red, the raw-Redis floor grey, as the
+ * legend under the title says.
  *
  * <pre>java -cp jmh/target/benchmarks.jar dev.synchronizers.jmh.BenchChart jmh/results/full.json docs/benchmarks.png</pre>
  *
@@ -74,7 +75,7 @@ public final class BenchChart {
         int barWidth = 34;
         int gap = 46;
         int left = 30;
-        int top = 50;
+        int top = 70;
         int plotHeight = 260;
         int width = left * 2;
         for (Map<String, double[]> group : groups.values()) {
@@ -92,6 +93,7 @@ public final class BenchChart {
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 15));
         g.drawString("synchronizers vs Redisson vs raw-Redis floor: score as a share of the best in each benchmark",
                 left, 24);
+        legend(g, left, 46);
         int baseline = top + plotHeight;
         g.setStroke(new BasicStroke(1));
         g.drawLine(left, baseline, width - left, baseline);
@@ -123,6 +125,19 @@ public final class BenchChart {
         }
         g.dispose();
         return image;
+    }
+
+    /** One swatch per colour: ours, Redisson, and the rest (the floor, {@code ReentrantLock}). */
+    private static void legend(Graphics2D g, int x, int y) {
+        g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        for (String[] entry : new String[][] {{"SYNCHRONIZERS", "ours (synchronizers)"}, {"REDISSON", "Redisson"},
+                {"FLOOR", "raw-Redis floor, ReentrantLock (JUC)"}}) {
+            g.setColor(colour(entry[0]));
+            g.fillRect(x, y - 10, 12, 12);
+            g.setColor(Color.BLACK);
+            g.drawString(entry[1], x + 17, y);
+            x += 17 + g.getFontMetrics().stringWidth(entry[1]) + 24;
+        }
     }
 
     private static Color colour(String impl) {

@@ -18,11 +18,11 @@ import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * A read-mostly read-write lock: 16 threads in two clients (8 threads each, as two JVMs would
- * have) lock one name, 90% of operations with the read lock and 10% with the write lock (chosen
+ * have; other counts with {@code -p clients=N}) lock one name, 90% of operations with the read lock and 10% with the write lock (chosen
  * per operation by each thread's own seeded {@link SplittableRandom}), burn a tiny critical
  * section and unlock, for each {@link ReadWriteLockImpl}. The score is lock+unlock operations per
  * second of all threads together, reads and writes alike. Each iteration also prints a {@code
- * REDIS-STATS} line (see {@link LockContendedBenchmark}). The benchmark starts its own {@code
+ * REDIS-STATS} and a {@code SHARES} line (see {@link LockContendedBenchmark}). The benchmark starts its own {@code
  * redis-server} on loopback.
  *
  * <pre>java -jar jmh/target/benchmarks.jar ReadWriteLockBenchmark -rf json -rff jmh-rwlock.json</pre>
@@ -30,14 +30,21 @@ import org.openjdk.jmh.infra.Blackhole;
 public class ReadWriteLockBenchmark extends RedisBenchmark {
 
     static final int THREADS = 16;
-    static final int CLIENTS = 2;
     /** One operation in ten takes the write lock. */
     static final int WRITE_ONE_IN = 10;
 
     @Param({"SYNCHRONIZERS", "REDISSON"})
     public ReadWriteLockImpl impl;
 
-    private BenchReadWriteLock[] clients;
+    /**
+     * Client instances (each its own connections, as separate JVMs would have); benchmark thread
+     * {@code n} uses instance {@code n % clients}. By default 2, with the 16 threads of the
+     * {@code @Threads} annotation; a fleet runs one thread per instance: {@code -t 64 -p clients=64}.
+     */
+    @Param({"2"})
+    public int clients;
+
+    private BenchReadWriteLock[] instances;
     private final AtomicInteger joined = new AtomicInteger();
 
     @Override
@@ -48,10 +55,11 @@ public class ReadWriteLockBenchmark extends RedisBenchmark {
     @Setup(Level.Trial)
     public void start() {
         startRedis();
-        clients = new BenchReadWriteLock[CLIENTS];
-        for (int i = 0; i < CLIENTS; i++) {
-            clients[i] = closeAtEnd(impl.open(server.uri(), "bench-rwlock"));
+        instances = new BenchReadWriteLock[clients];
+        for (int i = 0; i < clients; i++) {
+            instances[i] = closeAtEnd(impl.open(server.uri(), "bench-rwlock"));
         }
+        countPerClient(clients);
     }
 
     @TearDown(Level.Trial)
@@ -59,16 +67,18 @@ public class ReadWriteLockBenchmark extends RedisBenchmark {
         stopRedis();
     }
 
-    /** One benchmark thread: the n-th thread to join uses client {@code n % 2} and seed {@code n}. */
+    /** One benchmark thread: the n-th thread to join uses client instance {@code n % clients} and seed {@code n}. */
     @State(Scope.Thread)
     public static class Client {
         BenchReadWriteLock lock;
+        int instance;
         SplittableRandom random;
 
         @Setup(Level.Trial)
         public void join(ReadWriteLockBenchmark benchmark) {
             int n = benchmark.joined.getAndIncrement();
-            lock = benchmark.clients[n % CLIENTS];
+            instance = n % benchmark.clients;
+            lock = benchmark.instances[instance];
             // Seeded, so every implementation sees the same sequence of reads and writes per thread.
             random = new SplittableRandom(n);
         }
@@ -94,7 +104,7 @@ public class ReadWriteLockBenchmark extends RedisBenchmark {
                 lock.readUnlock();
             }
         }
-        operations.incrementAndGet();
+        operation(client.instance);
     }
 
     /**

@@ -6,7 +6,9 @@ import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -29,6 +31,11 @@ import org.openjdk.jmh.infra.IterationParams;
  * <p>The lock benchmarks also run on a Redis Cluster of 3 masters ({@code -p topology=CLUSTER}):
  * they connect to {@link #target()}, and the {@code REDIS-STATS} lines are printed per master
  * ({@code node=<port>}), the work each master did per operation.
+ *
+ * <p>A benchmark of several client instances on one name (a fleet) calls {@link
+ * #countPerClient(int)} in its trial set-up and counts each operation with {@link
+ * #operation(int)}, naming the instance; then every iteration also prints a {@code SHARES} line:
+ * how evenly the operations were spread over the instances (see {@link #shares}).
  */
 @State(Scope.Benchmark)
 public abstract class RedisBenchmark extends BenchmarkDefaults {
@@ -59,6 +66,8 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
     private final List<AutoCloseable> clients = new ArrayList<>();
     private List<RedisStats> before;
     private int iteration;
+    /** Operations per client instance since the iteration began; null unless {@link #countPerClient} was called. */
+    private AtomicLongArray clientOperations;
 
     /** The implementation under test, for the {@code REDIS-STATS} line. */
     protected abstract String implName();
@@ -107,6 +116,23 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
         return cluster == null ? List.of(server) : cluster.masters();
     }
 
+    /**
+     * Makes this trial count operations per client instance, {@code clients} of them, numbered
+     * from 0; call it from the trial set-up, before the benchmark threads run.
+     */
+    protected void countPerClient(int clients) {
+        if (clients < 1) {
+            throw new IllegalArgumentException("clients must be at least 1: " + clients);
+        }
+        clientOperations = new AtomicLongArray(clients);
+    }
+
+    /** Counts one benchmark operation, done through client instance {@code client} (see {@link #countPerClient}). */
+    protected void operation(int client) {
+        operations.incrementAndGet();
+        clientOperations.incrementAndGet(client);
+    }
+
     /** Registers a client of this trial, for {@link #stopRedis()} to close before the server. */
     protected <C extends AutoCloseable> C closeAtEnd(C client) {
         clients.add(client);
@@ -142,6 +168,11 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
     public void beginIteration() {
         operations.set(0);
         probes.set(0);
+        if (clientOperations != null) {
+            for (int i = 0; i < clientOperations.length(); i++) {
+                clientOperations.set(i, 0);
+            }
+        }
         before = nodes().stream().map(RedisStats::of).toList();
     }
 
@@ -150,14 +181,51 @@ public abstract class RedisBenchmark extends BenchmarkDefaults {
         iteration++;
         long ops = operations.get();
         List<RedisServer> nodes = nodes();
+        String iterationName = "iteration=" + iteration + "(" + params.getType().toString().toLowerCase(Locale.ROOT) + ")";
+        String bench = " bench=" + benchmark.getBenchmark().replace(RedisBenchmark.class.getPackageName() + ".", "");
+        String clients = clientOperations == null ? "" : " clients=" + clientOperations.length();
         for (int i = 0; i < nodes.size(); i++) {
             RedisStats after = RedisStats.of(nodes.get(i));
-            String where = "iteration=" + iteration + "(" + params.getType().toString().toLowerCase() + ")"
-                    + " threads=" + benchmark.getThreads() + " redis=" + server.version()
-                    + (nodes.size() == 1 ? "" : " node=" + nodes.get(i).port())
-                    + " bench=" + benchmark.getBenchmark().replace(RedisBenchmark.class.getPackageName() + ".", "");
+            String where = iterationName + " threads=" + benchmark.getThreads() + clients + " redis=" + server.version()
+                    + (nodes.size() == 1 ? "" : " node=" + nodes.get(i).port()) + bench;
             System.out.println(after.perOperation(before.get(i), implName(), ops, probes.get(), where));
             System.out.println(after.breakdown(before.get(i), implName(), ops));
         }
+        if (clientOperations != null) {
+            long[] perClient = new long[clientOperations.length()];
+            for (int i = 0; i < perClient.length; i++) {
+                perClient[i] = clientOperations.get(i);
+            }
+            System.out.println(shares(implName(), perClient, benchmark.getThreads()) + " " + iterationName + bench);
+        }
+    }
+
+    /**
+     * Returns the line {@code SHARES impl=... clients=N threads=T jain=... min=... max=... mean=...
+     * minShare=...}: how the iteration's operations were spread over the client instances. Only
+     * the instances that have a benchmark thread count (thread {@code n} uses instance {@code n %
+     * clients}, so with fewer threads than instances the last ones have none; {@code idle=K} then
+     * says how many). {@code jain} is Jain's fairness index {@code (sum x)^2 / (n * sum x^2)} of
+     * the instances' operation counts {@code x}: 1 when all did the same, {@code 1/n} when one did
+     * everything. {@code min} and {@code max} are the operations of the least and the most
+     * served instance, {@code minShare} is {@code min / mean}.
+     */
+    static String shares(String impl, long[] perClient, int threads) {
+        int active = Math.min(perClient.length, threads);
+        long sum = 0;
+        double sumOfSquares = 0;
+        long min = Long.MAX_VALUE;
+        long max = 0;
+        for (int i = 0; i < active; i++) {
+            sum += perClient[i];
+            sumOfSquares += (double) perClient[i] * perClient[i];
+            min = Math.min(min, perClient[i]);
+            max = Math.max(max, perClient[i]);
+        }
+        double mean = active == 0 ? Double.NaN : (double) sum / active;
+        double jain = sumOfSquares == 0 ? Double.NaN : (double) sum * sum / (active * sumOfSquares);
+        return String.format(Locale.ROOT, "SHARES impl=%s clients=%d threads=%d jain=%.4f min=%d max=%d mean=%.1f minShare=%.3f%s",
+                impl, perClient.length, threads, jain, active == 0 ? 0 : min, max, mean, min / mean,
+                active < perClient.length ? " idle=" + (perClient.length - active) : "");
     }
 }

@@ -17,24 +17,31 @@ import org.openjdk.jmh.annotations.Threads;
 
 /**
  * Permit hand-offs of a 4-permit semaphore: 16 threads in two clients (8 threads each, as two
- * JVMs would have) {@code acquire()} one permit and {@code release()} it at once, for each {@link
+ * JVMs would have; other counts with {@code -p clients=N}) {@code acquire()} one permit and {@code release()} it at once, for each {@link
  * SemaphoreImpl}; at any moment 12 of them wait. The score is acquire+release operations per
  * second of all threads together. The total is set once per trial, with {@code
- * trySetPermits(4)}, on a fresh name. Each iteration also prints a {@code REDIS-STATS} line (see
- * {@link LockContendedBenchmark}). The benchmark starts its own {@code redis-server} on loopback.
+ * trySetPermits(4)}, on a fresh name. Each iteration also prints a {@code REDIS-STATS} and a {@code
+ * SHARES} line (see {@link LockContendedBenchmark}). The benchmark starts its own {@code redis-server} on loopback.
  *
  * <pre>java -jar jmh/target/benchmarks.jar SemaphoreThroughputBenchmark -rf json -rff jmh-semaphore.json</pre>
  */
 public class SemaphoreThroughputBenchmark extends RedisBenchmark {
 
     static final int THREADS = 16;
-    static final int CLIENTS = 2;
     static final int PERMITS = 4;
 
     @Param({"SYNCHRONIZERS", "REDISSON", "REDISSON_EXPIRABLE"})
     public SemaphoreImpl impl;
 
-    private BenchSemaphore[] clients;
+    /**
+     * Client instances (each its own connections, as separate JVMs would have); benchmark thread
+     * {@code n} uses instance {@code n % clients}. By default 2, with the 16 threads of the
+     * {@code @Threads} annotation; a fleet runs one thread per instance: {@code -t 64 -p clients=64}.
+     */
+    @Param({"2"})
+    public int clients;
+
+    private BenchSemaphore[] instances;
     private final AtomicInteger joined = new AtomicInteger();
 
     @Override
@@ -46,11 +53,12 @@ public class SemaphoreThroughputBenchmark extends RedisBenchmark {
     public void start() {
         startRedis();
         String name = "bench-semaphore-" + UUID.randomUUID();
-        clients = new BenchSemaphore[CLIENTS];
-        for (int i = 0; i < CLIENTS; i++) {
-            clients[i] = closeAtEnd(impl.open(server.uri(), name));
+        instances = new BenchSemaphore[clients];
+        for (int i = 0; i < clients; i++) {
+            instances[i] = closeAtEnd(impl.open(server.uri(), name));
         }
-        if (!clients[0].trySetPermits(PERMITS)) {
+        countPerClient(clients);
+        if (!instances[0].trySetPermits(PERMITS)) {
             throw new IllegalStateException("semaphore " + name + " already had a total");
         }
     }
@@ -60,14 +68,16 @@ public class SemaphoreThroughputBenchmark extends RedisBenchmark {
         stopRedis();
     }
 
-    /** One benchmark thread: the n-th thread to join uses client {@code n % 2}. */
+    /** One benchmark thread: the n-th thread to join uses client instance {@code n % clients}. */
     @State(Scope.Thread)
     public static class Client {
         BenchSemaphore semaphore;
+        int instance;
 
         @Setup(Level.Trial)
         public void join(SemaphoreThroughputBenchmark benchmark) {
-            semaphore = benchmark.clients[benchmark.joined.getAndIncrement() % CLIENTS];
+            instance = benchmark.joined.getAndIncrement() % benchmark.clients;
+            semaphore = benchmark.instances[instance];
         }
     }
 
@@ -78,7 +88,7 @@ public class SemaphoreThroughputBenchmark extends RedisBenchmark {
         BenchSemaphore semaphore = client.semaphore;
         semaphore.acquire();
         semaphore.release();
-        operations.incrementAndGet();
+        operation(client.instance);
     }
 
     /**

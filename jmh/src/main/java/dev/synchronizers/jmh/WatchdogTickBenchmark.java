@@ -269,6 +269,6 @@ public class WatchdogTickBenchmark extends RedisBenchmark {
     /** Top-level script calls so far, over the poller's connection: one socket read, counted as a probe. */
     private long scriptCalls() {
         probes.incrementAndGet();
-        return RedisStats.parse(probe.sync().info("commandstats"), "").scriptCalls();
+        return RedisStats.parse(probe.sync().info("commandstats"), "", "").scriptCalls();
     }
 }
