@@ -4,13 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lettuce.core.SetArgs;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
  * The keys of one fair lock, named as {@code LockKeys} names them under a base unique to the test
- * (the hold's hash, the last fencing token, the waiters' queue and places, the wake-up channel),
- * hand-made holds and queues for the tests of the scripts that take them, so that only the script
- * under test runs, and the checks of a lock handed to a waiter in Redis.
+ * (the hold's hash, the last fencing token, the waiters' queue and places, the wake-up channel
+ * and each client's own channel under it), hand-made holds and queues for the tests of the scripts
+ * that take them, so that only the script under test runs, and the checks of a lock handed to a
+ * waiter in Redis. The non-fair lock's keys are named the same way, so its tests use this fixture too.
  */
 final class FairFixture extends QueueFixture {
 
@@ -24,9 +27,27 @@ final class FairFixture extends QueueFixture {
         this.token = lock + ":token";
     }
 
-    /** The keys of {@code fair-lock-release.lua} and {@code fair-lock-leave.lua}. */
+    /**
+     * The keys of {@code fair-lock-release.lua}, {@code fair-lock-leave.lua}, {@code lock-release.lua}
+     * and {@code lock-give-back.lua}.
+     */
     String[] keys() {
         return new String[] {lock, token, queue, places, wakeups};
+    }
+
+    /** The keys of {@code lock-acquire-waiting.lua} and {@code fair-lock-acquire.lua}. */
+    String[] acquireKeys() {
+        return new String[] {lock, token, queue, places};
+    }
+
+    /** The keys of {@code lock-handover.lua}. */
+    String[] handoverKeys() {
+        return new String[] {lock, token, queue};
+    }
+
+    /** The keys of {@code lock-snapshot.lua}. */
+    String[] snapshotKeys() {
+        return new String[] {lock, places};
     }
 
     /** The keys of {@code lock-force-unlock.lua}, which issues no token. */
@@ -83,24 +104,50 @@ final class FairFixture extends QueueFixture {
     }
 
     /**
-     * Runs {@code action}, a script that must hand the lock to {@code waiter}, while subscribed to
-     * the wake-up channel; asserts the hand-over ({@link #assertHandedTo}) and that the channel got
-     * {@code first} (e.g. {@code released}), then the grant naming the waiter and its new token,
-     * and nothing more. Returns the token handed over.
+     * The client of an owner as the scripts read it: the part before its first {@code ':'}, or the
+     * whole string if it has none.
      */
-    long assertHandsOver(LuaHarness.Action action, String waiter, long placeEndMs, String... first)
-            throws Exception {
-        try (LuaHarness.Subscription subscription = lua.subscribe(wakeups)) {
+    static String clientOf(String owner) {
+        int colon = owner.indexOf(':');
+        return colon < 0 ? owner : owner.substring(0, colon);
+    }
+
+    /** The channel {@code waiter}'s client hears its grants on: {@code '<wakeups>:<client>'}. */
+    String channelOf(String waiter) {
+        return wakeups + ":" + clientOf(waiter);
+    }
+
+    /**
+     * Runs {@code action}, a script that must hand the lock to {@code waiter}, while the waiter's
+     * client is subscribed to its own channel ({@link #channelOf}) and another connection to the
+     * shared wake-up channel; asserts the hand-over ({@link #assertHandedTo}), that the client's
+     * channel got the grant naming the waiter and its new token and nothing more, and that the
+     * shared channel got nothing. Returns the token handed over.
+     */
+    long assertHandsOver(LuaHarness.Action action, String waiter, long placeEndMs) throws Exception {
+        try (LuaHarness.Subscription shared = lua.subscribe(wakeups);
+                LuaHarness.Subscription own = lua.subscribe(channelOf(waiter))) {
             long since = lua.serverMicros();
             action.run();
             long handed = assertHandedTo(waiter, placeEndMs, since);
-            for (int i = 0; i < first.length; i++) {
-                int index = i;
-                assertEquals(first[i], subscription.next(), () -> "message " + index + " on " + wakeups);
-            }
-            assertEquals(granted(waiter, handed), subscription.next(), "the grant names the waiter and its token");
-            subscription.assertNothingMore(lua.redis);
+            assertEquals(granted(waiter, handed), own.next(), "the grant names the waiter and its token");
+            own.assertNothingMore(lua.redis);
+            shared.assertNothingMore(lua.redis);
             return handed;
         }
+    }
+
+    /**
+     * Runs {@code action} while the clients of {@code listening} are subscribed to their own
+     * channels and another connection to the shared one, and asserts that none of them got a
+     * message: a script that serves nobody, though these waiters' clients would hear a grant.
+     */
+    void assertServesNobody(LuaHarness.Action action, String... listening) throws Exception {
+        Map<String, List<String>> channels = new LinkedHashMap<>();
+        channels.put(wakeups, List.of());
+        for (String waiter : listening) {
+            channels.put(channelOf(waiter), List.of());
+        }
+        lua.assertPublishes(channels, action);
     }
 }

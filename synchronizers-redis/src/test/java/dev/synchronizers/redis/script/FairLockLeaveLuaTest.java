@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code fair-lock-leave.lua} against a real server, on holds and fair queues written by hand:
  * leaving the queue, giving back a lock handed over and not taken, and serving the next live
- * waiter when the leaver was next in line (or had the lock) and the lock is free.
+ * waiter whose client listens on its own channel when the leaver was next in line (or had the
+ * lock) and the lock is free. The script serves the fair lock's line and the non-fair lock's alike.
  */
 @Tag("redis")
 class FairLockLeaveLuaTest extends LuaTestBase {
@@ -78,7 +79,7 @@ class FairLockLeaveLuaTest extends LuaTestBase {
     void leave_ownerNotQueuedOnFreeLock_returnsZeroAndServesNobody() throws Exception {
         fair.queued(placeEnd, "owner-a");
 
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(0L, leave("owner-x")));
+        fair.assertServesNobody(() -> assertEquals(0L, leave("owner-x")), "owner-a");
 
         assertEquals(0L, lua.redis.exists(fair.lock, fair.token), "the waiter is not handed the lock");
         assertEquals(List.of("owner-a"), fair.queueOrder());
@@ -127,16 +128,38 @@ class FairLockLeaveLuaTest extends LuaTestBase {
     }
 
     @Test
-    void leave_headOfQueueOnFreeLockNextWithoutAPlace_dropsItAndServesNobody() throws Exception {
+    void leave_headOfQueueOnFreeLockNextWithoutAPlace_dropsItAndServesTheNextLive() throws Exception {
         fair.queued("owner-a", 1, placeEnd);
         lua.redis.zadd(fair.queue, 2, "owner-halfway");   // queued, its place never written
         fair.queued("owner-c", 3, placeEnd);
 
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(1L, leave("owner-a")));
+        // The placeless waiter's client listens too: it is dropped untold, not served.
+        try (LuaHarness.Subscription halfway = lua.subscribe(fair.channelOf("owner-halfway"))) {
+            fair.assertHandsOver(() -> assertEquals(1L, leave("owner-a")), "owner-c", placeEnd);
+            halfway.assertNothingMore(lua.redis);
+        }
 
-        assertEquals(0L, lua.redis.exists(fair.lock, fair.token), "nothing is handed over, no token issued");
-        assertEquals(List.of("owner-c"), fair.queueOrder());
-        assertEquals(List.of(ScoredValue.just(placeEnd, "owner-c")), fair.placeEnds());
+        assertEquals(0L, lua.redis.exists(fair.queue, fair.places), "the placeless waiter is dropped, owner-c served");
+    }
+
+    @Test
+    void leave_headOfQueueOnFreeLockNextClientNotListening_dropsItAndServesTheNextListening() throws Exception {
+        fair.queued(placeEnd, "client-a:1", "client-gone:3", "client-c:9", "client-d:2");
+
+        fair.assertHandsOver(() -> assertEquals(1L, leave("client-a:1")), "client-c:9", placeEnd);
+
+        assertEquals(List.of("client-d:2"), fair.queueOrder(), "the deaf waiter is dropped, client-c:9 served");
+        assertEquals(List.of(ScoredValue.just(placeEnd, "client-d:2")), fair.placeEnds());
+    }
+
+    @Test
+    void leave_headOfQueueOnFreeLockNobodyListening_leavesTheLockFreeAndTheLineEmpty() throws Exception {
+        fair.queued(placeEnd, "client-a:1", "client-b:7", "client-c:9");
+
+        assertEquals(1L, leave("client-a:1"));
+
+        assertEquals(0L, lua.redis.exists(fair.lock, fair.token, fair.queue, fair.places),
+                "nobody is handed the lock, no token issued, nobody who could not hear a grant stays in line");
     }
 
     @Test
@@ -144,7 +167,7 @@ class FairLockLeaveLuaTest extends LuaTestBase {
         held();
         fair.queued(placeEnd, "owner-a", "owner-b");
 
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(1L, leave("owner-a")));
+        fair.assertServesNobody(() -> assertEquals(1L, leave("owner-a")), "owner-b");
 
         assertEquals(Map.of("holder", "1001"), lua.redis.hgetall(fair.lock), "the hold is not touched");
         assertEquals(0L, lua.redis.exists(fair.token), "no token is issued");
@@ -155,7 +178,7 @@ class FairLockLeaveLuaTest extends LuaTestBase {
     void leave_notHeadOnFreeLock_servesNobody() throws Exception {
         fair.queued(placeEnd, "owner-a", "owner-b", "owner-c");
 
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(1L, leave("owner-b")));
+        fair.assertServesNobody(() -> assertEquals(1L, leave("owner-b")), "owner-a", "owner-c");
 
         assertEquals(0L, lua.redis.exists(fair.lock, fair.token), "nobody is handed the lock, no token issued");
         assertEquals(List.of("owner-a", "owner-c"), fair.queueOrder(), "the head keeps its place");
@@ -194,7 +217,8 @@ class FairLockLeaveLuaTest extends LuaTestBase {
         fair.queued(placeEnd, "owner-b");
 
         // Spelled out: a token of 16 digits, as a plain integer.
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(2L, leave("owner-a")), "granted:owner-b=" + (last + 1));
+        lua.assertPublishes(fair.channelOf("owner-b"), () -> assertEquals(2L, leave("owner-a")),
+                "granted:owner-b=" + (last + 1));
 
         assertEquals(Map.of("owner-b", Long.toString(last + 1)), lua.redis.hgetall(fair.lock));
         assertEquals(Long.toString(last + 1), lua.redis.get(fair.token));

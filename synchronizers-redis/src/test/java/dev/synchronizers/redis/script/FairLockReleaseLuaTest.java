@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lettuce.core.ScoredValue;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
@@ -13,7 +14,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code fair-lock-release.lua} against a real server, on holds and fair queues written by hand:
  * the tests of {@link FairUnlockLuaContract}, who may release, and the hand-over to the first live
- * fair waiter (a new token, a lease to the end of its place, one grant message naming it).
+ * fair waiter whose client listens on its own channel (a new token, a lease to the end of its
+ * place, one grant message naming it, on that channel alone).
  */
 @Tag("redis")
 class FairLockReleaseLuaTest extends FairUnlockLuaContract {
@@ -105,12 +107,24 @@ class FairLockReleaseLuaTest extends FairUnlockLuaContract {
         long end = lua.farEnd();
         fair.queued("fair-b", 1, end);
 
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(List.of(0L, ""), release("owner-a", "1001")));
+        fair.assertServesNobody(() -> assertEquals(List.of(0L, ""), release("owner-a", "1001")), "fair-b");
 
         assertKept(Map.of("owner-a", "1002"));
         assertEquals("1002", lua.redis.get(fair.token), "no token is issued");
         assertEquals(List.of("fair-b"), fair.queueOrder());
         assertEquals(List.of(ScoredValue.just(end, "fair-b")), fair.placeEnds());
+    }
+
+    /* --------------- a waiting mark --------------- */
+
+    /** The fair lock's waiters wait in line, each told on its client's channel: a mark wakes nobody. */
+    @Test
+    void release_withWaitingMark_publishesNothing() throws Exception {
+        hold(Map.of("owner-a", "1001", ":waiting", "1"));
+
+        lua.assertPublishes(fair.wakeups, this::assertUnlocks);
+
+        assertEquals(0L, lua.redis.exists(fair.lock), "the mark goes with the hold");
     }
 
     /* --------------- hand-over to the first live fair waiter --------------- */
@@ -192,27 +206,91 @@ class FairLockReleaseLuaTest extends FairUnlockLuaContract {
     }
 
     @Test
-    void release_queuedHeadWithoutAPlace_isDroppedAndNobodyIsServed() throws Exception {
+    void release_queuedHeadWithoutAPlace_isDroppedAndTheNextLiveWaiterIsHandedTheLock() throws Exception {
         hold(Map.of("owner-a", "1001"));
         lua.redis.zadd(fair.queue, 1, "fair-halfway");   // queued, its place never written
         long end = lua.farEnd();
         fair.queued("fair-b", 2, end);
+        fair.queued("fair-c", 3, end);
 
-        lua.assertPublishes(fair.wakeups, this::assertUnlocks);
+        // The placeless waiter's client listens too: it is dropped untold, not served.
+        try (LuaHarness.Subscription halfway = lua.subscribe(fair.channelOf("fair-halfway"))) {
+            fair.assertHandsOver(() -> releaseServing("fair-b"), "fair-b", end);
+            halfway.assertNothingMore(lua.redis);
+        }
 
-        assertEquals(0L, lua.redis.exists(fair.lock, fair.token), "nothing is handed over, no token issued");
-        assertEquals(List.of("fair-b"), fair.queueOrder(), "the placeless waiter is dropped, the next one waits");
-        assertEquals(List.of(ScoredValue.just(end, "fair-b")), fair.placeEnds());
+        assertEquals(List.of("fair-c"), fair.queueOrder(), "the placeless waiter is dropped, fair-b served");
+        assertEquals(List.of(ScoredValue.just(end, "fair-c")), fair.placeEnds());
     }
 
     @Test
-    void release_withWaitingMarkAndQueuedFairWaiter_publishesReleasedThenTheGrant() throws Exception {
+    void release_withWaitingMarkAndQueuedFairWaiter_publishesOnlyTheGrant() throws Exception {
         hold(Map.of("owner-a", "1001", ":waiting", "1"));
         long end = lua.farEnd();
         fair.queued("fair-b", 1, end);
 
-        // assertHandedTo also checks that the mark went with the released hold.
-        fair.assertHandsOver(() -> releaseServing("fair-b"), "fair-b", end, "released");
+        // assertHandsOver checks that the shared channel got nothing; assertHandedTo that the mark
+        // went with the released hold.
+        fair.assertHandsOver(() -> releaseServing("fair-b"), "fair-b", end);
+    }
+
+    /* --------------- one message, to a client that listens --------------- */
+
+    /**
+     * A waiter whose client does not listen on its channel (gone, cut off) cannot learn of a
+     * grant: it leaves the line untold, and the next waiter whose client listens is served.
+     */
+    @Test
+    void release_headsClientNotListening_isDroppedAndTheNextListeningWaiterServed() throws Exception {
+        hold(Map.of("client-a:1", "1001"));
+        long end = lua.farEnd();
+        fair.queued(end, "client-gone:3", "client-b:7", "client-c:9");
+
+        fair.assertHandsOver(() -> assertServed("client-b:7", release("client-a:1", "1001")), "client-b:7", end);
+
+        assertEquals(List.of("client-c:9"), fair.queueOrder(), "the deaf waiter is dropped, client-b:7 served");
+        assertEquals(List.of(ScoredValue.just(end, "client-c:9")), fair.placeEnds());
+    }
+
+    @Test
+    void release_noQueuedClientListening_freesTheLockAndEmptiesTheLine() throws Exception {
+        hold(Map.of("client-a:1", "1001"));
+        fair.lastToken(1001, LONG_LEASE_MS);
+        fair.queued(lua.farEnd(), "client-b:7", "client-c:9");
+
+        assertEquals(List.of(1L, ""), release("client-a:1", "1001"));
+
+        assertEquals(0L, lua.redis.exists(fair.lock, fair.queue, fair.places),
+                "the lock is free and nobody who could not hear a grant stays in line");
+        assertEquals("1001", lua.redis.get(fair.token), "no token is issued");
+    }
+
+    @Test
+    void release_manyClientsQueuedAndListening_sendsOneMessageToTheFirst() throws Exception {
+        hold(Map.of("client-a:1", "1001"));
+        long end = lua.farEnd();
+        List<String> waiters = List.of("client-b:7", "client-c:9", "client-d:2", "client-e:5");
+        fair.queued(end, waiters.toArray(String[]::new));
+        long[] handed = new long[1];
+        // Every client listens; the shared channel and the channels of all but the first get nothing.
+        Map<String, List<String>> others = new LinkedHashMap<>();
+        others.put(fair.wakeups, List.of());
+        for (String waiter : waiters.subList(1, waiters.size())) {
+            others.put(fair.channelOf(waiter), List.of());
+        }
+
+        // The first waiter's grant is checked after the run, its token being the script's.
+        try (LuaHarness.Subscription first = lua.subscribe(fair.channelOf("client-b:7"))) {
+            lua.assertPublishes(others, () -> {
+                List<Object> reply = release("client-a:1", "1001");
+                assertServed("client-b:7", reply);
+                handed[0] = (Long) reply.get(2);
+            });
+            assertEquals(FairFixture.granted("client-b:7", handed[0]), first.next());
+            first.assertNothingMore(lua.redis);
+        }
+
+        assertEquals(waiters.subList(1, waiters.size()), fair.queueOrder(), "the others keep their places");
     }
 
     @Test
@@ -222,7 +300,7 @@ class FairLockReleaseLuaTest extends FairUnlockLuaContract {
         fair.queued(lua.farEnd(), "fair-b");
 
         // Spelled out: a token of 16 digits, as Lua's tostring would not write it (no exponent, no ".0").
-        lua.assertPublishes(fair.wakeups, () -> releaseServing("fair-b"), "granted:fair-b=" + (last + 1));
+        lua.assertPublishes(fair.channelOf("fair-b"), () -> releaseServing("fair-b"), "granted:fair-b=" + (last + 1));
 
         assertEquals(Map.of("fair-b", Long.toString(last + 1)), lua.redis.hgetall(fair.lock));
     }

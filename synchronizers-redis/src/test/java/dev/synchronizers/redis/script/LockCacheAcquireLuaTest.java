@@ -133,7 +133,7 @@ class LockCacheAcquireLuaTest extends LuaTestBase {
         long lo = (Long) reply.get(1);
         assertTrue(lo > oldLo + BLOCK - 1, () -> "the new block " + lo + " is above the old one's top");
         assertEquals(Map.of("client-a:cache", Long.toString(lo)), lua.redis.hgetall(lock));
-        List<Object> late = lua.run(Script.LOCK_RELEASE, new String[] {lock, lock + ":wake"}, "client-a:cache",
+        List<Object> late = lua.run(Script.LOCK_RELEASE, new FairFixture(lua, lock).keys(), "client-a:cache",
                 Long.toString(oldLo));
         assertEquals(List.of(0L, ""), late, "the old cache's give-back ends nothing");
         assertEquals(1L, lua.redis.exists(lock));

@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code lock-force-unlock.lua} against a real server, on holds and fair queues written by hand:
- * the tests of {@link FairUnlockLuaContract}, that it deletes any hold, and that it wakes the first
- * live fair waiter by name, handing it nothing.
+ * the tests of {@link FairUnlockLuaContract}, that it deletes any hold, that it publishes
+ * {@code released} on the shared channel for a waiting mark, and that it wakes the first live
+ * waiter in line by name on its client's own channel, handing it nothing.
  */
 @Tag("redis")
 class LockForceUnlockLuaTest extends FairUnlockLuaContract {
@@ -75,7 +76,7 @@ class LockForceUnlockLuaTest extends FairUnlockLuaContract {
         long end = lua.farEnd();
         fair.queued("fair-b", 1, end);
 
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(0L, forceUnlock()));
+        fair.assertServesNobody(() -> assertEquals(0L, forceUnlock()), "fair-b");
 
         assertEquals(List.of(ScoredValue.just(end, "fair-b")), fair.placeEnds());
         assertEquals(List.of("fair-b"), fair.queueOrder());
@@ -87,8 +88,9 @@ class LockForceUnlockLuaTest extends FairUnlockLuaContract {
         long end = lua.farEnd();
         fair.queued(end, "fair-b", "fair-c");
 
-        // The first waiter is woken by name.
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(1L, forceUnlock()), "fair-b");
+        // The first waiter is woken by name, on its client's channel alone.
+        lua.assertPublishes(Map.of(fair.wakeups, List.of(), fair.channelOf("fair-b"), List.of("fair-b"),
+                fair.channelOf("fair-c"), List.of()), () -> assertEquals(1L, forceUnlock()));
 
         assertEquals(0L, lua.redis.exists(fair.lock, fair.token), "nothing is handed over");
         assertEquals(List.of("fair-b", "fair-c"), fair.queueOrder(),
@@ -102,8 +104,9 @@ class LockForceUnlockLuaTest extends FairUnlockLuaContract {
         fair.queued("fair-dead", 1, 0);   // a place that ended long ago
         fair.queued("fair-b", 2, lua.farEnd());
 
-        // Had the dead waiter been published, its message would come first.
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(1L, forceUnlock()), "fair-b");
+        // Had the dead waiter been woken, its client's channel would show it.
+        lua.assertPublishes(Map.of(fair.channelOf("fair-dead"), List.of(), fair.channelOf("fair-b"), List.of("fair-b")),
+                () -> assertEquals(1L, forceUnlock()));
 
         assertEquals(List.of("fair-b"), fair.queueOrder());
         assertEquals(List.of("fair-b"), lua.redis.zrange(fair.places, 0, -1));
@@ -114,6 +117,28 @@ class LockForceUnlockLuaTest extends FairUnlockLuaContract {
         hold(Map.of("owner-a", "1001", ":waiting", "1"));
         fair.queued("fair-b", 1, lua.farEnd());
 
-        lua.assertPublishes(fair.wakeups, () -> assertEquals(1L, forceUnlock()), "released", "fair-b");
+        lua.assertPublishes(Map.of(fair.wakeups, List.of("released"), fair.channelOf("fair-b"), List.of("fair-b")),
+                () -> assertEquals(1L, forceUnlock()));
+    }
+
+    @Test
+    void forceUnlock_withWaitingMark_publishesReleased() throws Exception {
+        hold(Map.of("owner-a", "1001", ":waiting", "1"));
+
+        lua.assertPublishes(fair.wakeups, this::assertUnlocks, "released");
+
+        assertEquals(0L, lua.redis.exists(fair.lock));
+    }
+
+    /** Unlike a release, it names the first waiter whether its client listens or not, and keeps its place. */
+    @Test
+    void forceUnlock_firstWaitersClientNotListening_keepsItInLine() throws Exception {
+        hold(Map.of("client-a:1", "1001"));
+        long end = lua.farEnd();
+        fair.queued(end, "client-gone:3", "client-b:7");
+
+        lua.assertPublishes(fair.channelOf("client-b:7"), () -> assertEquals(1L, forceUnlock()));
+
+        assertEquals(List.of("client-gone:3", "client-b:7"), fair.queueOrder());
     }
 }

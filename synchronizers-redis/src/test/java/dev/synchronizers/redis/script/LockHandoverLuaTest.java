@@ -4,18 +4,22 @@ import static dev.synchronizers.redis.script.LuaHarness.LONG_LEASE_MS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.lettuce.core.ScoredValue;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@code lock-handover.lua} (the non-fair lock's hand-over from the releasing thread to another
- * thread of its client) against a real server, on holds written by hand: who may hand over, the
- * new hold (its token by the usual rule, its own lease, the waiting mark kept), the client's count
- * of waiters it records for snapshots, and that nothing is published. The keys are named as {@code LockKeys} names them, which {@link FairFixture} does
- * for every lock (the hold, the last token, the wake-up channel).
+ * thread of its client) against a real server, on holds and lines written by hand: who may hand
+ * over, the new hold (its token by the usual rule, its own lease, the waiting mark kept), whether
+ * it replies that another client waits (a place in the line, or the mark), the client's count of
+ * waiters it records for snapshots, and that nothing is published. The keys are named as
+ * {@code LockKeys} names them, which {@link FairFixture} does for every lock (the hold, the last
+ * token, the line, the wake-up channel).
  */
 @Tag("redis")
 class LockHandoverLuaTest extends LuaTestBase {
@@ -46,16 +50,22 @@ class LockHandoverLuaTest extends LuaTestBase {
 
     /** Hands over, telling the script that {@code waiters} threads of the client still wait once next has it. */
     private List<Object> handover(String owner, String token, String next, int waiters) throws Exception {
-        return lua.run(Script.LOCK_HANDOVER, new String[] {keys.lock, keys.token},
+        return lua.run(Script.LOCK_HANDOVER, keys.handoverKeys(),
                 owner, token, next, Long.toString(HANDED_LEASE_MS), Integer.toString(waiters));
     }
 
     /**
      * Hands {@code owner-a}'s hold {@code token} over to {@code owner-b} while subscribed to the
      * wake-up channel; asserts the reply {@code {1, token, waiting}}, that nothing was published,
-     * and the new hold ({@link #assertHandedTo}). Returns the new token.
+     * and the new hold ({@link #assertHandedTo}), with the waiting mark if the reply says another
+     * client waits. Returns the new token.
      */
     private long handsOver(String token, long waiting) throws Exception {
+        return handsOver(token, waiting, waiting == 1);
+    }
+
+    /** As {@link #handsOver(String, long)}, the new hold having the waiting mark if {@code marked}. */
+    private long handsOver(String token, long waiting, boolean marked) throws Exception {
         long[] handed = new long[1];
         long since = lua.serverMicros();
         lua.assertPublishes(keys.wakeups, () -> {
@@ -65,7 +75,7 @@ class LockHandoverLuaTest extends LuaTestBase {
             assertEquals(waiting, reply.get(2), () -> "the waiting flag, reply " + reply);
             handed[0] = (Long) reply.get(1);
         });
-        assertHandedTo("owner-b", handed[0], since, waiting == 1);
+        assertHandedTo("owner-b", handed[0], since, marked);
         return handed[0];
     }
 
@@ -133,6 +143,65 @@ class LockHandoverLuaTest extends LuaTestBase {
 
         // assertHandedTo checks that the mark is still there, beside the new owner alone.
         handsOver("1001", 1);
+    }
+
+    /** Another client's waiter in the line counts as a waiter without any mark. */
+    @Test
+    void handover_anotherClientInLineWithoutMark_repliesWaiting() throws Exception {
+        hold(Map.of("owner-a", "1001"));
+        long end = lua.farEnd();
+        keys.queued(end, "client-z:4");
+
+        handsOver("1001", 1, false);
+
+        assertEquals(List.of(ScoredValue.just(end, "client-z:4")), keys.placeEnds(), "the line is not touched");
+    }
+
+    /**
+     * The thread handed the lock is often its client's first waiter, the one with the client's
+     * place in line: that place is its own client's, not another client waiting (the header:
+     * "waiting is 1 if another client waits").
+     */
+    @Test
+    @Disabled("lock-handover.lua leaves the next owner's own place in line (wake-one WIP): fails, see the"
+            + " wake-one-luatests report; enable with the script's fix")
+    void handover_onlyTheNextOwnersOwnPlaceInLine_repliesNotWaiting() throws Exception {
+        hold(Map.of("client-a:1", "1001"));
+        keys.queued(lua.farEnd(), "client-a:2");
+
+        List<Object> reply = handover("client-a:1", "1001", "client-a:2", 0);
+
+        assertEquals(1L, reply.get(0), () -> "reply " + reply);
+        assertEquals(0L, reply.get(2), () -> "no other client waits, reply " + reply);
+    }
+
+    /**
+     * The owner handed the lock holds it, so it waits no more: its release must not hand the lock
+     * back to it from a place it had while it waited (lock-acquire-waiting.lua takes an owner that
+     * takes the lock out of line in the same way).
+     */
+    @Test
+    @Disabled("lock-handover.lua leaves the next owner's own place in line (wake-one WIP): fails, see the"
+            + " wake-one-luatests report; enable with the script's fix")
+    void handover_nextOwnerInLine_itsReleaseDoesNotHandTheLockBackToIt() throws Exception {
+        hold(Map.of("client-a:1", "1001"));
+        keys.queued(lua.farEnd(), "client-a:2");
+        List<Object> handed = handover("client-a:1", "1001", "client-a:2", 0);
+        assertEquals(1L, handed.get(0), () -> "reply " + handed);
+
+        try (LuaHarness.Subscription client = lua.subscribe(keys.channelOf("client-a:2"))) {
+            List<Object> released = lua.run(Script.LOCK_RELEASE, keys.keys(), "client-a:2", String.valueOf(handed.get(1)));
+            assertEquals(List.of(1L, ""), released, "nobody waits: the lock is free");
+            client.assertNothingMore(lua.redis);
+        }
+        assertEquals(0L, lua.redis.exists(keys.lock), "the lock is free, not held by the owner that released it");
+    }
+
+    @Test
+    void handover_emptyLineWithoutMark_repliesNotWaiting() throws Exception {
+        hold(Map.of("owner-a", "1001"));
+
+        handsOver("1001", 0, false);
     }
 
     @Test

@@ -14,6 +14,7 @@ import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutionException;
@@ -158,6 +159,34 @@ final class LuaHarness implements AutoCloseable {
                 assertEquals(messages[i], subscription.next(), () -> "message " + index + " on " + channel);
             }
             subscription.assertNothingMore(redis);
+        }
+    }
+
+    /**
+     * Runs {@code action} while subscribed to every channel of {@code expected}, each on a
+     * connection of its own, then asserts that each channel got exactly its messages, in order,
+     * and nothing more. A channel mapped to an empty list must get nothing.
+     */
+    void assertPublishes(Map<String, List<String>> expected, Action action) throws Exception {
+        List<Subscription> subscriptions = new ArrayList<>();
+        try {
+            for (String channel : expected.keySet()) {
+                subscriptions.add(subscribe(channel));
+            }
+            action.run();
+            int i = 0;
+            for (Map.Entry<String, List<String>> channel : expected.entrySet()) {
+                Subscription subscription = subscriptions.get(i++);
+                List<String> messages = channel.getValue();
+                for (int m = 0; m < messages.size(); m++) {
+                    int index = m;
+                    assertEquals(messages.get(m), subscription.next(),
+                            () -> "message " + index + " on " + channel.getKey());
+                }
+                subscription.assertNothingMore(redis);
+            }
+        } finally {
+            subscriptions.forEach(Subscription::close);
         }
     }
 

@@ -8,7 +8,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link AcquireLuaContract} for the scripts that queue a refused owner, {@code fair-lock-acquire.lua}
- * ({@link FairLockAcquireLuaTest}) and {@code rw-write-acquire.lua} ({@link RwWriteAcquireLuaTest}):
+ * ({@link FairLockAcquireLuaTest}), {@code rw-write-acquire.lua} ({@link RwWriteAcquireLuaTest}) and
+ * {@code lock-acquire-waiting.lua} ({@link LockAcquireWaitingLuaTest}, the non-fair lock's line):
  * their attempts also carry the lease of the place in the queue, and a queued owner that tries again
  * keeps its position. The rest of their queueing differs and is tested in each class.
  */
@@ -18,7 +19,11 @@ abstract class QueueingAcquireLuaContract extends AcquireLuaContract {
     static final long PLACE_MS = 30_000;
 
     QueueingAcquireLuaContract(Script script) {
-        super(script, false);
+        this(script, false);
+    }
+
+    QueueingAcquireLuaContract(Script script, boolean marksWaiter) {
+        super(script, marksWaiter);
     }
 
     /** The queue a refused owner joins, with its places. */
@@ -29,11 +34,16 @@ abstract class QueueingAcquireLuaContract extends AcquireLuaContract {
 
     @Override
     String[] args(String owner, long leaseMs) {
-        return new String[] {owner, Long.toString(leaseMs), Long.toString(PLACE_MS)};
+        return args(owner, leaseMs, PLACE_MS);
+    }
+
+    /** The script's arguments for one attempt with a place lease of {@code placeMs}. */
+    String[] args(String owner, long leaseMs, long placeMs) {
+        return new String[] {owner, Long.toString(leaseMs), Long.toString(placeMs)};
     }
 
     List<Object> acquire(String owner, long leaseMs, long placeMs) throws Exception {
-        return lua.run(script, keys(), owner, Long.toString(leaseMs), Long.toString(placeMs));
+        return lua.run(script, keys(), args(owner, leaseMs, placeMs));
     }
 
     /** Tries for an owner that must be queued (the reply's first element is 0); returns the reply. */

@@ -42,8 +42,8 @@ class RepliesDecodingTest {
     }
 
     @ParameterizedTest
-    @EnumSource(value = Script.class, names = {"LOCK_ACQUIRE", "LOCK_ACQUIRE_WAITING", "RW_READ_ACQUIRE",
-        "RW_READ_TRY", "RW_WRITE_ACQUIRE", "RW_WRITE_TRY"})
+    @EnumSource(value = Script.class, names = {"LOCK_ACQUIRE", "RW_READ_ACQUIRE", "RW_READ_TRY", "RW_WRITE_ACQUIRE",
+        "RW_WRITE_TRY"})
     void acquire_refused_carriesWaitWithoutFloor(Script script) {
         assertEquals(new AcquireReply(false, -1, 2500, -1), AcquireReply.of(script, reply(0L, 2500L)));
         assertEquals(new AcquireReply(false, -1, -1, -1), AcquireReply.of(script, reply(0L, -1L)));
@@ -63,13 +63,37 @@ class RepliesDecodingTest {
     }
 
     /** A try that meets another client's cache names that client (docs/design/lock-caching.md). */
-    @ParameterizedTest
-    @EnumSource(value = Script.class, names = {"LOCK_ACQUIRE", "LOCK_ACQUIRE_WAITING"})
-    void acquire_refusedByAnotherClientsCache_namesTheCacher(Script script) {
+    @Test
+    void acquire_refusedByAnotherClientsCache_namesTheCacher() {
+        Script script = Script.LOCK_ACQUIRE;
         assertEquals(new AcquireReply(false, -1, 2500, -1, "client-a"),
                 AcquireReply.of(script, reply(0L, 2500L, "client-a")));
         assertUnexpected(script, () -> AcquireReply.of(script, reply(0L, 2500L, "")));
         assertUnexpected(script, () -> AcquireReply.of(script, reply(1L, 7L, "client-a")));
+    }
+
+    /** A waiting try that is refused is put in line: it always names a cacher or '', and a floor. */
+    @Test
+    void acquire_waitingRefused_carriesWaitCacherAndFloor() {
+        Script script = Script.LOCK_ACQUIRE_WAITING;
+        assertEquals(new AcquireReply(false, -1, 2500, 77, ""), AcquireReply.of(script, reply(0L, 2500L, "", 77L)));
+        assertEquals(new AcquireReply(false, -1, -1, 77, ""), AcquireReply.of(script, reply(0L, -1L, "", 77L)));
+        assertEquals(new AcquireReply(false, -1, 2500, 77, "client-a"),
+                AcquireReply.of(script, reply(0L, 2500L, "client-a", 77L)));
+    }
+
+    @Test
+    void acquire_waitingBadShapes_areUnexpected() {
+        Script script = Script.LOCK_ACQUIRE_WAITING;
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(0L, 2500L)));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(0L, 2500L, "client-a")));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(0L, 2500L, 77L)));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(0L, 2500L, "", "77")));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(0L, 2500L, 5L, 77L)));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(1L, 7L, "", 77L)));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(1L, 7L, "")));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(2L, 7L)));
+        assertUnexpected(script, () -> AcquireReply.of(script, reply(0L, 2500L, "", 77L, 1L)));
     }
 
     @Test
@@ -171,9 +195,10 @@ class RepliesDecodingTest {
         assertEquals(new ReleaseReply(false, "", -1), ReleaseReply.of(script, reply(0L, "")));
     }
 
-    @Test
-    void release_fairHandedOver_carriesWaiterAndToken() {
-        ReleaseReply released = ReleaseReply.of(Script.FAIR_LOCK_RELEASE, reply(1L, "c:7:3", 1_700_000_000_000_123L));
+    @ParameterizedTest
+    @EnumSource(value = Script.class, names = {"LOCK_RELEASE", "FAIR_LOCK_RELEASE"})
+    void release_handedOver_carriesWaiterAndToken(Script script) {
+        ReleaseReply released = ReleaseReply.of(script, reply(1L, "c:7:3", 1_700_000_000_000_123L));
         assertEquals(new ReleaseReply(true, "c:7:3", 1_700_000_000_000_123L), released);
         assertTrue(released.handedOver());
     }
@@ -187,17 +212,20 @@ class RepliesDecodingTest {
         assertFalse(readers.handedOver());
     }
 
+    @ParameterizedTest
+    @EnumSource(value = Script.class, names = {"LOCK_RELEASE", "FAIR_LOCK_RELEASE"})
+    void release_lineBadShapes_areUnexpected(Script script) {
+        assertUnexpected(script, () -> ReleaseReply.of(script, reply(1L, "c:9")));
+        assertUnexpected(script, () -> ReleaseReply.of(script, reply(1L, 0L)));
+        assertUnexpected(script, () -> ReleaseReply.of(script, reply(2L, "")));
+        assertUnexpected(script, () -> ReleaseReply.of(script, reply(1L)));
+        assertUnexpected(script, () -> ReleaseReply.of(script, reply(1L, "", 5L)));
+        assertUnexpected(script, () -> ReleaseReply.of(script, reply(1L, "c:7", "5")));
+        assertUnexpected(script, () -> ReleaseReply.of(script, reply(0L, "c:7", 5L)));
+    }
+
     @Test
-    void release_badShapes_areUnexpected() {
-        assertUnexpected(Script.LOCK_RELEASE, () -> ReleaseReply.of(Script.LOCK_RELEASE, reply(1L, "c:9")));
-        assertUnexpected(Script.LOCK_RELEASE, () -> ReleaseReply.of(Script.LOCK_RELEASE, reply(1L, "c:9", 5L)));
-        assertUnexpected(Script.LOCK_RELEASE, () -> ReleaseReply.of(Script.LOCK_RELEASE, reply(1L, 0L)));
-        assertUnexpected(Script.LOCK_RELEASE, () -> ReleaseReply.of(Script.LOCK_RELEASE, reply(2L, "")));
-        assertUnexpected(Script.LOCK_RELEASE, () -> ReleaseReply.of(Script.LOCK_RELEASE, reply(1L)));
-        assertUnexpected(Script.FAIR_LOCK_RELEASE, () -> ReleaseReply.of(Script.FAIR_LOCK_RELEASE, reply(1L, "", 5L)));
-        assertUnexpected(Script.FAIR_LOCK_RELEASE, () -> ReleaseReply.of(Script.FAIR_LOCK_RELEASE, reply(1L, "c:7", "5")));
-        assertUnexpected(Script.FAIR_LOCK_RELEASE, () -> ReleaseReply.of(Script.FAIR_LOCK_RELEASE, reply(1L, "c:7")));
-        assertUnexpected(Script.FAIR_LOCK_RELEASE, () -> ReleaseReply.of(Script.FAIR_LOCK_RELEASE, reply(0L, "c:7", 5L)));
+    void release_readWriteBadShapes_areUnexpected() {
         assertUnexpected(Script.RW_WRITE_RELEASE, () -> ReleaseReply.of(Script.RW_WRITE_RELEASE, reply(0L, "c:9")));
         assertUnexpected(Script.RW_WRITE_RELEASE, () -> ReleaseReply.of(Script.RW_WRITE_RELEASE, reply(1L, "c:9", 5L)));
     }

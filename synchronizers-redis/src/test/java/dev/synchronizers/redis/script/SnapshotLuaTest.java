@@ -44,6 +44,30 @@ class SnapshotLuaTest extends LuaTestBase {
         assertEquals(before, picture(lock, places), "the snapshot changed something");
     }
 
+    /**
+     * The non-fair lock's first waiter of a client has a place in line and its client a count of
+     * waiting threads, which includes it: the place is not counted again. A place whose client's
+     * count no longer counts (its try is overdue) is a waiter in line like any other.
+     */
+    @Test
+    void lockSnapshot_nonFairClientWithACountAndAPlace_isCountedOnce() throws Exception {
+        var redis = lua.redis;
+        String lock = base;
+        String places = base + ":places";
+        long now = lua.serverMillis();
+        redis.hset(lock, Map.of("client-a:7", "42", ":waiting", "1", ":w:client-b", "3:" + (now + 60_000),
+                ":w:client-e", "2:" + (now - 1)));
+        redis.pexpire(lock, 5000);
+        redis.zadd(places, now + 60_000, "client-b:1");   // client-b's first waiter, in its count
+        redis.zadd(places, now + 60_000, "client-c:4");   // a waiter with no count (a fair waiter)
+        redis.zadd(places, now + 60_000, "client-e:2");   // its client's count is over
+
+        List<Object> reply = lua.run(Script.LOCK_SNAPSHOT, new String[] {lock, places});
+
+        assertEquals(2L, reply.get(1), "client-c:4 and client-e:2 in line; client-b:1 is in its client's count");
+        assertEquals(Map.of("client-b", 3L), pairs((List<?>) reply.get(3)), "the counts that still count");
+    }
+
     @Test
     void lockSnapshot_free_reportsNoHoldAndCreatesNothing() throws Exception {
         String lock = base;
