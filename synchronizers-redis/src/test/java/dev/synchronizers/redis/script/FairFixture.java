@@ -42,7 +42,7 @@ final class FairFixture extends QueueFixture {
 
     /** The keys of {@code lock-handover.lua}. */
     String[] handoverKeys() {
-        return new String[] {lock, token, queue};
+        return new String[] {lock, token, queue, places};
     }
 
     /** The keys of {@code lock-snapshot.lua}. */

@@ -8,7 +8,6 @@ import io.lettuce.core.ScoredValue;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -163,8 +162,6 @@ class LockHandoverLuaTest extends LuaTestBase {
      * "waiting is 1 if another client waits").
      */
     @Test
-    @Disabled("lock-handover.lua leaves the next owner's own place in line (wake-one WIP): fails, see the"
-            + " wake-one-luatests report; enable with the script's fix")
     void handover_onlyTheNextOwnersOwnPlaceInLine_repliesNotWaiting() throws Exception {
         hold(Map.of("client-a:1", "1001"));
         keys.queued(lua.farEnd(), "client-a:2");
@@ -181,8 +178,6 @@ class LockHandoverLuaTest extends LuaTestBase {
      * takes the lock out of line in the same way).
      */
     @Test
-    @Disabled("lock-handover.lua leaves the next owner's own place in line (wake-one WIP): fails, see the"
-            + " wake-one-luatests report; enable with the script's fix")
     void handover_nextOwnerInLine_itsReleaseDoesNotHandTheLockBackToIt() throws Exception {
         hold(Map.of("client-a:1", "1001"));
         keys.queued(lua.farEnd(), "client-a:2");

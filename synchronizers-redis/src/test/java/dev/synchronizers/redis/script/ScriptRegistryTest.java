@@ -172,9 +172,10 @@ class ScriptRegistryTest extends LuaTestBase {
             assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a"));
             assertArity(() -> registry.run(Script.LOCK_RELEASE, four, "owner-a", "1001"));
             assertArity(() -> registry.run(Script.FAIR_LOCK_RELEASE, two, "owner-a", "1001"));
-            // Two keys and five arguments: owner, token, next owner, lease, waiters left.
+            // Four keys and five arguments: owner, token, next owner, lease, waiters left.
             assertArity(() -> registry.run(Script.LOCK_HANDOVER, new String[] {lock}, "owner-a", "1001", "owner-b", "1000", "0"));
-            assertArity(() -> registry.run(Script.LOCK_HANDOVER, four, "owner-a", "1001", "owner-b", "1000", "0"));
+            assertArity(() -> registry.run(Script.LOCK_HANDOVER, new String[] {lock, tokenKey, lock + ":queue"},
+                    "owner-a", "1001", "owner-b", "1000", "0"));
             assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b", "1000"));
             assertArity(() -> registry.run(Script.LOCK_HANDOVER, two, "owner-a", "1001", "owner-b", "1000", "0", "extra"));
             assertArity(() -> registry.run(Script.LOCK_GIVE_BACK, two, "owner-a", "1001"));
