@@ -42,10 +42,7 @@ local function grant_next(lock, token_key, queue, places, wakeups)
   local now = redis.call('TIME')
   local now_us = tonumber(now[1]) * 1000000 + tonumber(now[2])
   local now_ms = math.floor(now_us / 1000)
-  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)) do
-    redis.call('ZREM', queue, gone)
-  end
-  redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
+  -- Places that ran out are dropped as they come to the front, not searched for on every release.
   local next_token = math.max(now_us, tonumber(redis.call('GET', token_key) or '0') + 1)
   while true do
     local next_waiter = redis.call('ZRANGE', queue, 0, 0)[1]
