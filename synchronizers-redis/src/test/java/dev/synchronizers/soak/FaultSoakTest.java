@@ -70,6 +70,8 @@ import org.junit.jupiter.api.Test;
 class FaultSoakTest {
 
     private static final int SLOTS = 3;
+    /** Client JVMs of the fleet run, all on one home lock. */
+    private static final int FLEET_SLOTS = 8;
     private static final String PREFIX = "soak";
 
     private final Opened opened = new Opened();
@@ -130,9 +132,23 @@ class FaultSoakTest {
         soak("soak with lock caching", new boolean[] {true, true, false}, new int[] {0, 1, -1});
     }
 
+    /**
+     * The same with {@value #FLEET_SLOTS} client JVMs whose workers mostly use one non-fair lock:
+     * the line of waiting clients in Redis (one place per client, a release hands the lock to
+     * one of them) under the same faults, with clients killed while they wait in it or are handed
+     * the lock. Runs {@code soak.fleetSeconds} (20 unless the profile says otherwise).
+     */
+    @Test
+    void soak_eightClientsOnOneName_underFaults_noViolation() throws Exception {
+        seconds = Long.getLong("soak.fleetSeconds", 20);
+        forcing = Boolean.getBoolean("soak.forceUnlock");
+        int[] homes = new int[FLEET_SLOTS];
+        soak("soak with 8 clients on one name", new boolean[FLEET_SLOTS], homes);
+    }
+
     private void soak(String label, boolean[] caching, int[] homes) throws Exception {
         dir = Path.of("target", "soak", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))
-                + (label.equals("soak") ? "" : "-caching"));
+                + (label.equals("soak") ? "" : label.contains("caching") ? "-caching" : "-fleet"));
         Files.createDirectories(dir);
         server = opened.add(RedisServers.startManaged());
         RedisServer witnessServer = opened.add(RedisServers.startManaged());
@@ -143,7 +159,7 @@ class FaultSoakTest {
             SoakWorkerMain.SEMAPHORES.forEach((name, permits) -> setup.semaphore(name).trySetPermits(permits));
         }
         List<Slot> slots = new ArrayList<>();
-        for (int i = 0; i < SLOTS; i++) {
+        for (int i = 0; i < caching.length; i++) {
             Slot slot = new Slot();
             slot.caching = caching[i];
             slot.home = homes[i];
