@@ -19,7 +19,8 @@
 -- ARGV[2] lease_ms  lease to set, in milliseconds
 -- ARGV[3] waiters   how many threads of the owner's client wait for this lock, the owner included
 -- ARGV[4] grace_ms  how long after the holder's lease runs out the owner's next try may come, at most
--- ARGV[5] place_ms  lease of a place in line, in milliseconds
+-- ARGV[5] place_ms  lease of a place in line, in milliseconds; 0: mark the lock only, no place in line (a
+--                   Redlock's waiter, whose nodes' releases wake the marked waiters on the lock's channel)
 --
 -- Owners: the client is the part of an owner string before its first ':', in either form (Owner.java).
 --
@@ -67,16 +68,18 @@ if redis.call('EXISTS', lock) == 1 and redis.call('HEXISTS', lock, owner) == 0 t
   end
   redis.call('HSET', lock, ':waiting', 1, waiters_field, count)
   -- In line at the tail unless it has a place already; lease (or renew) its place.
-  local now_ms = math.floor(now_us / 1000)
-  if not redis.call('ZSCORE', queue, owner) then
-    local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
-    redis.call('ZADD', queue, (tonumber(tail) or 0) + 1, owner)
-  end
-  redis.call('ZADD', places, now_ms + place_ms, owner)
-  -- The line outlives every place in it, and nothing outlives its last place.
-  for _, key in ipairs({queue, places}) do
-    if redis.call('PTTL', key) < place_ms then
-      redis.call('PEXPIRE', key, place_ms)
+  if place_ms > 0 then
+    local now_ms = math.floor(now_us / 1000)
+    if not redis.call('ZSCORE', queue, owner) then
+      local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
+      redis.call('ZADD', queue, (tonumber(tail) or 0) + 1, owner)
+    end
+    redis.call('ZADD', places, now_ms + place_ms, owner)
+    -- The line outlives every place in it, and nothing outlives its last place.
+    for _, key in ipairs({queue, places}) do
+      if redis.call('PTTL', key) < place_ms then
+        redis.call('PEXPIRE', key, place_ms)
+      end
     end
   end
   local floor = math.max(now_us, tonumber(redis.call('GET', token_key) or '0'))

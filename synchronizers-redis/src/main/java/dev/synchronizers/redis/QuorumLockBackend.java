@@ -186,7 +186,7 @@ final class QuorumLockBackend extends LockBackend {
         Script script = subscribed ? Script.LOCK_ACQUIRE_WAITING : Script.LOCK_ACQUIRE;
         String[] args = subscribed
                 ? new String[] {owner, Long.toString(leaseMillis), Integer.toString(Math.max(1, acquirer.localWaiters())),
-                        Long.toString(context.timeout.toMillis())}
+                        Long.toString(context.timeout.toMillis()), "0"}   // marked, not in line (see the script)
                 : new String[] {owner, Long.toString(leaseMillis)};
         long sent = System.nanoTime();
         Tally<List<Object>> grants = new Tally<>(nodes.size(), quorum,

@@ -96,6 +96,19 @@ class LockAcquireWaitingLuaTest extends QueueingAcquireLuaContract {
         lua.assertTtlSetSince(line.places, PLACE_MS, before / 1_000);
     }
 
+    /** A Redlock's waiter asks for no place (place_ms 0): its nodes' releases wake the marked waiters. */
+    @Test
+    void acquire_heldByAnotherWithoutAPlaceAsked_marksTheLockAndPutsNobodyInLine() throws Exception {
+        heldByAnother();
+
+        List<Object> reply = queuedAttempt("client-b:7:3", 0);
+
+        assertEquals(4, reply.size(), () -> "reply " + reply);
+        assertEquals(0L, reply.get(0));
+        assertEquals("1", lua.redis.hget(lock, ":waiting"), "the lock is marked");
+        assertEquals(0L, lua.redis.exists(line.queue, line.places), "nobody is in line");
+    }
+
     @Test
     void acquire_lastTokenAheadOfClock_repliesItAsTheFloor() throws Exception {
         heldByAnother();
