@@ -4,7 +4,7 @@
 -- KEYS[2] queue      zset    waiter -> arrival order (server time in microseconds); waiters not yet signalled
 -- KEYS[3] places     zset    waiter -> end of its place's lease, server time in ms
 -- KEYS[4] signalled  zset    waiter -> end of its signal's lease, server time in ms; signalled, not yet taken up
--- KEYS[5] wakeups    channel 'granted:<waiter>' names a waiter that is signalled
+-- KEYS[5] wakeups    channel '<wakeups>:<client>' carries 'granted:<waiter>' to a waiter that is signalled
 -- ARGV[1] owner      "<client-uuid>:<thread-id>", the caller that holds the lock
 -- ARGV[2] token      fencing token of the caller's hold
 -- ARGV[3] waiter     "<client-uuid>:<thread-id>:<attempt>", unique to this wait
@@ -56,7 +56,8 @@ local function signal_waiters(queue, places, signalled, wakeups, count, now_ms, 
       if redis.call('PTTL', signalled) < place_end - now_ms + place_ms then
         redis.call('PEXPIRE', signalled, place_end - now_ms + place_ms)
       end
-      redis.call(publish, wakeups, 'granted:' .. head)
+      -- On the waiter's client's channel: only that client hears it (the client: the waiter up to its first ':').
+      redis.call(publish, wakeups .. ':' .. (string.match(head, '^([^:]*):') or head), 'granted:' .. head)
       woken[#woken + 1] = head
       count = count - 1
     end

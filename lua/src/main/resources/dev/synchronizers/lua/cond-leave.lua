@@ -3,7 +3,7 @@
 -- KEYS[1] queue      zset    waiter -> arrival order (server time in microseconds); waiters not yet signalled
 -- KEYS[2] places     zset    waiter -> end of its place's lease, server time in ms
 -- KEYS[3] signalled  zset    waiter -> end of its signal's lease, server time in ms; signalled, not yet taken up
--- KEYS[4] wakeups    channel 'granted:<waiter>' names a waiter that is signalled
+-- KEYS[4] wakeups    channel '<wakeups>:<client>' carries 'granted:<waiter>' to a waiter that is signalled
 -- ARGV[1] waiter     "<client-uuid>:<thread-id>:<attempt>", unique to the wait
 -- ARGV[2] take       '1': a signal the waiter had is taken up (it returns signalled); '0': passed on (timeout, interrupt)
 -- ARGV[3] place_ms   the client's lease, in milliseconds
@@ -50,7 +50,8 @@ local function signal_waiters(queue, places, signalled, wakeups, count, now_ms, 
       if redis.call('PTTL', signalled) < place_end - now_ms + place_ms then
         redis.call('PEXPIRE', signalled, place_end - now_ms + place_ms)
       end
-      redis.call(publish, wakeups, 'granted:' .. head)
+      -- On the waiter's client's channel: only that client hears it (the client: the waiter up to its first ':').
+      redis.call(publish, wakeups .. ':' .. (string.match(head, '^([^:]*):') or head), 'granted:' .. head)
       woken[#woken + 1] = head
       count = count - 1
     end

@@ -4,7 +4,7 @@
 -- KEYS[4i-3] queue i      zset    waiter -> arrival order; waiters not yet signalled
 -- KEYS[4i-2] places i     zset    waiter -> end of its place's lease, server time in ms
 -- KEYS[4i-1] signalled i  zset    waiter -> end of its signal's lease, server time in ms
--- KEYS[4i]   wakeups i    channel 'granted:<waiter>' names a waiter that is signalled
+-- KEYS[4i]   wakeups i    channel '<wakeups>:<client>' carries 'granted:<waiter>' to a waiter that is signalled
 -- ARGV[1]    place_ms     lease to give every place still waiting, in milliseconds
 -- ARGV[i+1]  waiter i     "<client-uuid>:<thread-id>:<attempt>" waiting on condition i
 --
@@ -51,7 +51,8 @@ local function signal_waiters(queue, places, signalled, wakeups, count, now_ms, 
       if redis.call('PTTL', signalled) < place_end - now_ms + place_ms then
         redis.call('PEXPIRE', signalled, place_end - now_ms + place_ms)
       end
-      redis.call(publish, wakeups, 'granted:' .. head)
+      -- On the waiter's client's channel: only that client hears it (the client: the waiter up to its first ':').
+      redis.call(publish, wakeups .. ':' .. (string.match(head, '^([^:]*):') or head), 'granted:' .. head)
       woken[#woken + 1] = head
       count = count - 1
     end

@@ -5,7 +5,7 @@
 -- KEYS[3] places     zset    waiter -> end of its place's lease, server time in ms
 -- KEYS[4] signalled  zset    waiter -> end of its signal's lease, server time in ms; signalled, not yet taken up
 -- KEYS[5] signals    zset    signal id -> when it ran, server time in ms; kept for a lease
--- KEYS[6] wakeups    channel 'granted:<waiter>' names each waiter signalled
+-- KEYS[6] wakeups    channel '<wakeups>:<client>' carries 'granted:<waiter>' to each waiter signalled
 -- ARGV[1] owner      "<client-uuid>:<thread-id>", the caller that holds the lock
 -- ARGV[2] token      fencing token of the caller's hold
 -- ARGV[3] signal     id of this signal, unique in the client: a repeat (its reply was lost) is recognised
@@ -64,7 +64,8 @@ local function signal_waiters(queue, places, signalled, wakeups, count, now_ms, 
       if redis.call('PTTL', signalled) < place_end - now_ms + place_ms then
         redis.call('PEXPIRE', signalled, place_end - now_ms + place_ms)
       end
-      redis.call(publish, wakeups, 'granted:' .. head)
+      -- On the waiter's client's channel: only that client hears it (the client: the waiter up to its first ':').
+      redis.call(publish, wakeups .. ':' .. (string.match(head, '^([^:]*):') or head), 'granted:' .. head)
       woken[#woken + 1] = head
       count = count - 1
     end

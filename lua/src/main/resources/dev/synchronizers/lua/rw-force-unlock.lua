@@ -6,7 +6,8 @@
 -- KEYS[4] queue     zset    waiting writer -> arrival order
 -- KEYS[5] places    zset    waiting writer -> end of its place's lease, server time in ms
 -- KEYS[6] rwait     string  set while a reader waits
--- KEYS[7] wakeups   channel the first writer's owner, or 'released' for every reader, is published to
+-- KEYS[7] wakeups   channel 'released' for every waiting reader; a writer woken by name hears its owner on its
+--                           client's channel, '<wakeups>:<client>' (the client: the owner up to its first ':')
 --
 -- Returns 1  something was held and is released
 --         0  nothing was held
@@ -36,7 +37,7 @@ redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 -- end shared
 local first = redis.call('ZRANGE', queue, 0, 0)[1]
 if first then
-  redis.call(publish, wakeups, first)
+  redis.call(publish, wakeups .. ':' .. (string.match(first, '^([^:]*):') or first), first)
 elseif redis.call('DEL', rwait) == 1 then
   redis.call(publish, wakeups, 'released')
 end

@@ -5,7 +5,8 @@
 -- KEYS[3] rtokens   hash    reader -> fencing token of its read hold
 -- KEYS[4] queue     zset    waiting writer -> arrival order
 -- KEYS[5] places    zset    waiting writer -> end of its place's lease, server time in ms
--- KEYS[6] wakeups   channel the woken writer's owner is published to
+-- KEYS[6] wakeups   channel 'released' for every waiting reader; a writer woken by name hears its owner on its
+--                           client's channel, '<wakeups>:<client>' (the client: the owner up to its first ':')
 -- ARGV[1] owner     "<client-uuid>:<thread-id>"
 -- ARGV[2] token     fencing token of the read hold being released
 --
@@ -58,7 +59,7 @@ redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 -- end shared
 local first = redis.call('ZRANGE', queue, 0, 0)[1]
 if first then
-  redis.call(publish, wakeups, first)
+  redis.call(publish, wakeups .. ':' .. (string.match(first, '^([^:]*):') or first), first)
   return {1, first}
 end
 return {1, ''}

@@ -4,7 +4,8 @@
 -- KEYS[2] queue     zset    waiting writer -> arrival order
 -- KEYS[3] places    zset    waiting writer -> end of its place's lease, server time in ms
 -- KEYS[4] rwait     string  set while a reader waits
--- KEYS[5] wakeups   channel the next writer's owner, or 'released' for every reader, is published to
+-- KEYS[5] wakeups   channel 'released' for every waiting reader; a writer woken by name hears its owner on its
+--                           client's channel, '<wakeups>:<client>' (the client: the owner up to its first ':')
 -- ARGV[1] owner     "<client-uuid>:<thread-id>"
 --
 -- Returns 1  the writer had a place and left it
@@ -38,7 +39,7 @@ if was_first and redis.call('EXISTS', write) == 0 then
   -- The next writer may go now; with none left, the readers it kept out may.
   local next_first = redis.call('ZRANGE', queue, 0, 0)[1]
   if next_first then
-    redis.call(publish, wakeups, next_first)
+    redis.call(publish, wakeups .. ':' .. (string.match(next_first, '^([^:]*):') or next_first), next_first)
   elseif redis.call('DEL', rwait) == 1 then
     redis.call(publish, wakeups, 'released')
   end

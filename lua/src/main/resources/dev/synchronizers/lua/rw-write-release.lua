@@ -4,7 +4,8 @@
 -- KEYS[2] queue     zset    waiting writer -> arrival order
 -- KEYS[3] places    zset    waiting writer -> end of its place's lease, server time in ms
 -- KEYS[4] rwait     string  set while a reader waits
--- KEYS[5] wakeups   channel a writer's owner, or 'released' for every reader, is published to
+-- KEYS[5] wakeups   channel 'released' for every waiting reader; a writer woken by name hears its owner on its
+--                           client's channel, '<wakeups>:<client>' (the client: the owner up to its first ':')
 -- ARGV[1] owner     "<client-uuid>:<thread-id>"
 -- ARGV[2] token     fencing token of the hold being released
 --
@@ -39,7 +40,7 @@ redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
 -- Writers first: readers could not get past a waiting writer anyway.
 local first = redis.call('ZRANGE', queue, 0, 0)[1]
 if first then
-  redis.call(publish, wakeups, first)
+  redis.call(publish, wakeups .. ':' .. (string.match(first, '^([^:]*):') or first), first)
   return {1, first}
 end
 if redis.call('DEL', rwait) == 1 then

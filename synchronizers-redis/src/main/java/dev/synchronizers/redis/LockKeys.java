@@ -87,10 +87,18 @@ record LockKeys(String lock, String token, String queue, String places, String r
      * @param places waiters with the end of their place's lease
      * @param signalled waiters signalled and not yet taken up, with the end of their signal's lease
      * @param signals the ids of recent signals, so that a repeated one is recognised
-     * @param wakeups the channel that names each waiter signalled
+     * @param wakeups the base of the channels that name each waiter signalled: one per client, {@link #clientWakeups}
      */
     record ConditionKeys(String lock, String queue, String places, String signalled, String signals,
             String wakeups) {
+
+        /**
+         * The channel on which a signal names a waiter of the client {@code clientId}: one per client
+         * and condition, so that a signal wakes one client, not every client with a waiter.
+         */
+        String clientWakeups(String clientId) {
+            return wakeups + ":" + clientId;
+        }
 
         /**
          * The keys a script takes, in its header's order; for the batched renewal, one item's.

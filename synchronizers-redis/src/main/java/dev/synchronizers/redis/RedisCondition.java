@@ -164,7 +164,7 @@ final class RedisCondition implements Condition {
         WakeupDispatcher.Subscription subscription;
         try {
             // Subscribed before registering, so that no signal after the registration is missed.
-            subscription = machinery.wakeups.subscribe(keys.wakeups(), waiter);
+            subscription = machinery.wakeups.subscribe(keys.clientWakeups(machinery.clientId), waiter);
         } catch (SynchronizerUnavailableException e) {
             throw machinery.unlessClosed(e);
         }
@@ -458,7 +458,8 @@ final class RedisCondition implements Condition {
         }
         // This client's waiters hear it at once rather than when the message comes back.
         for (Object woken : reply.subList(1, reply.size())) {
-            machinery.wakeups.wake(keys.wakeups(), WakeupMessage.granted(String.valueOf(woken), "").encode());
+            machinery.wakeups.wake(keys.clientWakeups(machinery.clientId),
+                    WakeupMessage.granted(String.valueOf(woken), "").encode());
         }
     }
 

@@ -88,8 +88,9 @@ final class ServerLockBackend extends LockBackend {
     private final LockCache cache;
 
     ServerLockBackend(String name, LockPolicy policy, LockKeys keys, Machinery machinery) {
-        super(name, policy.kind, keys, machinery, policy.localQueue, policy == LockPolicy.NONFAIR
-                || policy == LockPolicy.FAIR ? keys.clientWakeups(machinery.clientId) : keys.wakeups());
+        // Readers are woken all at once, on the lock's channel; everyone else by name, on its client's.
+        super(name, policy.kind, keys, machinery, policy.localQueue, policy == LockPolicy.READ ? keys.wakeups()
+                : keys.clientWakeups(machinery.clientId));
         this.policy = policy;
         this.machinery = machinery;
         this.cache = policy == LockPolicy.NONFAIR && machinery.lockCaching ? new LockCache(name, keys, machinery, meters, () -> acquirer.wakeHead())
@@ -699,8 +700,10 @@ final class ServerLockBackend extends LockBackend {
         if (released.handedOver()) {
             machinery.wakeups.wake(keys.clientWakeups(machinery.clientId),
                     WakeupMessage.granted(woken, String.valueOf(released.grantedToken())).encode());
-        } else if (!woken.isEmpty()) {
+        } else if (woken.equals(WakeupMessage.RELEASED)) {
             machinery.wakeups.wake(keys.wakeups(), woken);
+        } else if (!woken.isEmpty()) {
+            machinery.wakeups.wake(keys.clientWakeups(machinery.clientId), woken);
         }
         // The local line's first waiter tries now: it takes a free lock, or takes its place in
         // Redis's line behind the client the lock was handed to (not handed over to it locally
