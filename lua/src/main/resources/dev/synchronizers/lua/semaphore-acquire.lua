@@ -1,12 +1,14 @@
 -- semaphore-acquire.lua: take permits for a waiter if they are free and nobody is in line, claim permits granted to it while it waited, or queue it.
 --
 -- KEYS[1] total     string  the total number of permits
--- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum', ':total', ':lmin', ':pmin', ':ttl', ':over' (see below)
+-- KEYS[2] holds     hash    grant -> permits it holds (0: given up, kept until its lease ends); ':sum', ':total', ':lmin', ':pmin', ':ttl', ':over', ':over-clients' (see below)
 -- KEYS[3] leases    zset    grant -> end of its lease, server time in ms
 -- KEYS[4] queue     zset    waiter -> arrival order; only waiters not yet served
 -- KEYS[5] places    zset    waiter -> end of its place's lease, server time in ms
 -- KEYS[6] asks      hash    waiter -> "<permits it asked for> <end of its place>"
--- KEYS[7] wakeups   channel 'granted:<waiter>' is published for each waiter served from the line
+-- KEYS[7] wakeups   the base of the client channels '<wakeups>:<client>' (client: the waiter's name up to its
+--                   first ':'): 'granted:<waiter>' for each waiter served from the line, the bare name of a
+--                   waiter that must ask again; nothing is published on '<wakeups>' itself
 -- ARGV[1] waiter    "<client-uuid>:<thread-id>:<attempt>": one acquisition, unique; it is also the name of its grant
 -- ARGV[2] permits   how many, > 0
 -- ARGV[3] lease_ms  lease of the permits, in milliseconds
@@ -47,16 +49,18 @@ local fields, ttl_keys = {waiter}, {holds, leases, queue, places, asks}
 -- in one HMGET with the fields the script asks for: ':sum' the permits live grants hold; ':total'
 -- a copy of the total (dropped whenever the total changes); ':lmin' and ':pmin' a time no later
 -- than the end of any grant's lease and of any place in line, so that the purges look only once
--- one can have run out; ':ttl' a time until which every key of the semaphore that exists lives. A
+-- one can have run out, and ':pmin' NONE when no place exists (nobody in line: nothing to serve,
+-- nothing to read); ':ttl' a time until which every key of the semaphore that exists lives. A
 -- missing hint counts as 0 (look, set the TTLs) and is recomputed, so no hint promises more than
--- is true. Changes to the hash are gathered in `pending` and written by finish() in one HSET.
+-- is true. Changes to the hash are gathered in `pending` and written by finish() in one HSET. The
+-- hash stays when nothing is held (its hints with it) and expires with its TTL.
 local NONE = 9007199254740991
 local state = redis.call('HMGET', holds, ':sum', ':total', ':lmin', ':pmin', ':ttl', unpack(fields))
 local existed = state[1] or state[2] or state[3] or state[4] or state[5]
 local sum = tonumber(state[1] or '0')
 local total = tonumber(state[2] or redis.call('GET', total_key) or '0')
 local lmin, pmin, ttl_until = tonumber(state[3] or '0'), tonumber(state[4] or '0'), tonumber(state[5] or '0')
-local pending, must_write, force_ttl, need_until = {}, false, false, 0
+local pending, must_write, fresh, need_until = {}, false, {}, 0
 if not state[2] and redis.call('EXISTS', total_key) == 1 then
   pending[':total'] = total
 end
@@ -72,11 +76,20 @@ local function leased(key, score, member)
   end
   need_until = math.max(need_until, score)
 end
+local function may_create(key)
+  -- Redis deletes a zset or hash that a call empties: written again, it has no TTL.
+  if not fresh[key] then
+    fresh[key] = true
+    fresh[#fresh + 1] = key
+  end
+end
 local function finish(reply)
-  -- The hash first (it may be new), then the TTLs: only when the ':ttl' hint does not promise
-  -- them or a key may just have been created, and then for twice as long, so that most calls set
-  -- none. Scripts that do not hold every key (ttl_keys) set theirs as long as needed, every time.
-  local refresh = need_until > 0 and (force_ttl or ttl_until < need_until)
+  -- The hash first (it may be new), then the TTLs. While the ':ttl' hint promises what this call
+  -- needs, the keys that exist live that long already: only a key this call may have created
+  -- (may_create) gets a TTL, to that same horizon, and only if it has none. Otherwise every key
+  -- is set, for twice as long as needed, so that most calls set none. Scripts that do not hold
+  -- every key (ttl_keys) set theirs as long as needed and leave ':ttl' alone.
+  local refresh = need_until > 0 and ttl_until < need_until
   local keep_ms = need_until - now_ms
   if refresh and #ttl_keys == 5 then
     keep_ms = 2 * keep_ms
@@ -97,6 +110,14 @@ local function finish(reply)
       local ttl = redis.call('PTTL', key)
       if ttl ~= -2 and ttl < keep_ms then
         redis.call('PEXPIRE', key, keep_ms)
+      end
+    end
+  elseif need_until > 0 then
+    for _, key in ipairs(fresh) do
+      if redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 then
+        redis.call('PEXPIRE', key, ttl_until - now_ms, 'NX')
+      elseif redis.call('PTTL', key) == -1 then
+        redis.call('PEXPIRE', key, ttl_until - now_ms)
       end
     end
   end
@@ -130,7 +151,8 @@ local live = sum > 0
 -- end shared
 -- shared: purge-semaphore-places
 -- Places that ran out (dead waiters) are dropped, looked for only once one can have run out;
--- afterwards ':pmin' is the earliest place left.
+-- afterwards ':pmin' is the earliest place left, or NONE: then nobody waits, and what is left of
+-- the line (a waiter half-written by hand, never by a script) goes with the places.
 if pmin <= now_ms then
   local gone = redis.call('ZRANGEBYSCORE', places, '-inf', now_ms)
   for i = 1, #gone, 1000 do
@@ -142,6 +164,9 @@ if pmin <= now_ms then
     redis.call('ZREMRANGEBYSCORE', places, '-inf', now_ms)
   end
   pmin = tonumber(redis.call('ZRANGE', places, 0, 0, 'WITHSCORES')[2]) or NONE
+  if pmin == NONE then
+    redis.call('DEL', queue, asks)
+  end
   pending[':pmin'] = pmin
 end
 -- end shared
@@ -177,20 +202,31 @@ end
 -- (dead or alive), is told by its bare name to ask again, and is marked as waiting out of line.
 -- ':over' is that mark: a server time in ms until which a waiter asking for more than the total
 -- may wait out of line without asking again; semaphore-add.lua and semaphore-set.lua wake such
--- waiters when the total grows, and semaphore-release.lua keeps the holdings while it lasts.
-local function over_until(until_ms)
-  local current = tonumber(pending[':over'] or redis.call('HGET', holds, ':over') or '0') or 0
-  pending[':over'] = math.max(current, until_ms)
+-- waiters when the total grows, on the channel of each client listed in ':over-clients'.
+-- Everything said to one waiter goes to its client's channel, '<wakeups>:<client>' (the client is
+-- the waiter's name up to its first ':', Owner.java), which only that client hears. No place
+-- (':pmin' NONE) means nobody in line: the line is not read; a line served empty sets it so.
+local function client_channel(who)
+  return wakeups .. ':' .. (string.match(who, '^([^:]*):') or who)
+end
+local function over_until(until_ms, who)
+  if not pending[':over'] then
+    local mark = redis.call('HMGET', holds, ':over', ':over-clients')
+    pending[':over'], pending[':over-clients'] = tonumber(mark[1] or '0') or 0, mark[2] or ''
+  end
+  pending[':over'] = math.max(pending[':over'], until_ms)
+  local client = string.match(who, '^([^:]*):') or who
+  if not string.find(' ' .. pending[':over-clients'] .. ' ', ' ' .. client .. ' ', 1, true) then
+    pending[':over-clients'] = pending[':over-clients'] == '' and client or pending[':over-clients'] .. ' ' .. client
+  end
   must_write = true
   need_until = math.max(need_until, until_ms)
 end
 local served, served_until, blocked = {}, 0, false
-while free > 0 and not blocked do
-  local firsts = redis.call('ZRANGE', queue, 0, math.min(free, 100) - 1)
-  if #firsts == 0 then
-    break
-  end
-  local records = redis.call('HMGET', asks, unpack(firsts))
+while free > 0 and not blocked and pmin < NONE do
+  local count = math.min(free, 100)
+  local firsts = redis.call('ZRANGE', queue, 0, count - 1)
+  local records = #firsts > 0 and redis.call('HMGET', asks, unpack(firsts)) or {}
   local out = {}
   for i, first in ipairs(firsts) do
     local ask, place_end = 0, 0
@@ -209,14 +245,14 @@ while free > 0 and not blocked do
       blocked = true
     elseif ask > total then
       out[#out + 1] = first
-      over_until(place_end)
-      redis.call(publish, wakeups, first)
+      over_until(place_end, first)
+      redis.call(publish, client_channel(first), first)
     elseif ask > free then
       blocked = true
     else
       out[#out + 1] = first
       if not live then
-        force_ttl = true
+        may_create(leases)
       end
       pending[first] = ask
       sum = sum + ask
@@ -227,7 +263,7 @@ while free > 0 and not blocked do
       served_until = math.max(served_until, place_end)
       free = free - ask
       if first ~= waiter then
-        redis.call(publish, wakeups, 'granted:' .. first)
+        redis.call(publish, client_channel(first), 'granted:' .. first)
       end
     end
     if blocked then
@@ -238,6 +274,10 @@ while free > 0 and not blocked do
     redis.call('ZREM', queue, unpack(out))
     redis.call('ZREM', places, unpack(out))
     redis.call('HDEL', asks, unpack(out))
+  end
+  if #out == #firsts and #firsts < count then
+    pmin = NONE
+    pending[':pmin'] = NONE
   end
 end
 -- end shared
@@ -254,15 +294,15 @@ end
 -- it then. The holdings, which keep the mark, live at least that long.
 if permits > total then
   if above == 'wait' then
-    over_until(now_ms + place_ms)
-    force_ttl = true
+    over_until(now_ms + place_ms, waiter)
+    may_create(holds)
   end
   return finish({-1, total})
 end
 
-if free >= permits and not redis.call('ZRANGE', queue, 0, 0)[1] then
+if free >= permits and (pmin == NONE or not redis.call('ZRANGE', queue, 0, 0)[1]) then
   if not live then
-    force_ttl = true
+    may_create(leases)
   end
   pending[waiter] = permits
   sum = sum + permits
@@ -276,7 +316,9 @@ end
 -- queue's keys are created afresh: they get their TTLs now, whatever ':ttl' says.
 local tail = redis.call('ZRANGE', queue, -1, -1, 'WITHSCORES')[2]
 if not tail then
-  force_ttl = true
+  may_create(queue)
+  may_create(places)
+  may_create(asks)
 end
 redis.call('ZADD', queue, 'NX', (tonumber(tail) or 0) + 1, waiter)
 redis.call('HSET', asks, waiter, permits .. ' ' .. (now_ms + place_ms))

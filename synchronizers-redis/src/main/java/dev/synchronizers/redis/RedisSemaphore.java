@@ -64,13 +64,15 @@ import org.slf4j.LoggerFactory;
  * the waiters behind it, so {@code acquire(5)} is not starved by a stream of {@code acquire(1)}.
  * The line is served in Redis: every script that frees permits or changes the line (release,
  * growth, a waiter leaving, an acquire that purges a dead client) gives the free permits to the
- * waiters at its front as their grants and names each in a {@code granted:} message. A waiter that
+ * waiters at its front as their grants and names each in a {@code granted:} message, on the waiter's
+ * client's own channel ({@link SemaphoreKeys#clientWakeups}), so one grant wakes one client. A waiter that
  * reads its name has its permits without another round trip. A waiter that gives up races
  * nothing: leaving gives back a grant it has not claimed, atomically. A lost message costs time,
  * not permits: the waiter's next try claims the grant. {@code tryAcquire()} without a timeout
  * barges, as {@link java.util.concurrent.Semaphore#tryAcquire()} does even on a fair semaphore.
  * A waiter asking for more than the total waits out of line (it blocks nobody), woken by a growth
- * of the total ({@code released} from semaphore-add.lua, or semaphore-set.lua setting it above 0)
+ * of the total ({@code released} from semaphore-add.lua, or semaphore-set.lua setting it above 0, on
+ * the channel of each client the mark in Redis lists)
  * or after a lease at most, as {@code Semaphore} waits for permits it may never get; a handle's
  * acquisition waits the same way. A queued waiter that a shrink of the total left asking for more
  * than it leaves the line when it is first, so that it holds up nobody behind it, even dead.
@@ -105,7 +107,8 @@ final class RedisSemaphore implements DistributedSemaphore {
         this.keys = SemaphoreKeys.of(machinery.keyPrefix, name);
         this.machinery = machinery;
         this.meters = machinery.metrics.synchronizer(KIND, name);
-        this.acquirer = new Acquirer(machinery, keys.wakeups(), false, meters);
+        // Waiters hear their grants on their client's own channel: a grant wakes one client, not all.
+        this.acquirer = new Acquirer(machinery, keys.clientWakeups(machinery.clientId), false, meters);
         this.asyncLine = new AsyncLine(machinery, KIND + " '" + name + "'");
         this.grants = new Grants(what(""), new Grants.Keeper() {
             @Override

@@ -10,7 +10,7 @@ package dev.synchronizers.redis;
  * @param queue waiters not yet served, in arrival order
  * @param places queued waiters with the end of their place's lease
  * @param asks queued waiters with the permits they asked for
- * @param wakeups the channel {@code granted:<waiter>} (and, rarely, a waiter's bare name) is published to
+ * @param wakeups the base of the client channels ({@link #clientWakeups}); nothing is published on it itself
  */
 record SemaphoreKeys(String total, String holds, String leases, String queue, String places, String asks,
         String wakeups) {
@@ -19,6 +19,16 @@ record SemaphoreKeys(String total, String holds, String leases, String queue, St
         String base = HashTag.base(prefix, "semaphore", name);
         return new SemaphoreKeys(base, base + ":holds", base + ":leases", base + ":queue", base + ":places",
                 base + ":asks", base + ":wake");
+    }
+
+    /**
+     * The channel on which the scripts tell the waiters of the client {@code clientId} of this
+     * semaphore what concerns them: {@code granted:<waiter>}, a waiter's bare name (ask again), and
+     * {@code released} (the total grew, for waiters asking above it). One per client and name, under
+     * the name's hash tag, so that a grant reaches one client, not every client that waits.
+     */
+    String clientWakeups(String clientId) {
+        return wakeups + ":" + clientId;
     }
 
     /** For acquire, release, leave and add, which all serve the line. */

@@ -160,6 +160,7 @@ class RedisSemaphoreTest {
     /**
      * A release of 1 permit with 8 waiters in 2 clients serves the first waiter inside the release
      * script: one script call and one message in all, no acquire script, no herd; 7 stay queued.
+     * Each client waits on its own channel, so the message reaches the served waiter's client only.
      */
     @Test
     void release_onePermitWith8Waiters_servesOneInTheSameCall() throws Exception {
@@ -192,6 +193,12 @@ class RedisSemaphoreTest {
         for (Background<Void> waiter : waiters) {
             Await.until(waiter.thread().getName() + " sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
         }
+        // Each waiting client listens on its own channel, so the one grant reaches one client.
+        String wake = prefix + ":semaphore:{" + name + "}:wake";
+        assertEquals(0, RedisState.subscribers(admin, wake), "nobody listens on the shared channel");
+        List<String> channels = RedisState.shardedPubSub(admin) ? admin.pubsubShardChannels(wake + ":*")
+                : admin.pubsubChannels(wake + ":*");
+        assertEquals(2, channels.size(), () -> "one channel per waiting client: " + channels);
         admin.configResetstat();
         holder.release();
         assertTrue(firstAcquired.await(30, TimeUnit.SECONDS));

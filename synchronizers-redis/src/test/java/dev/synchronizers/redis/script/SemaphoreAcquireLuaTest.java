@@ -152,7 +152,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         asking("c1:1:1", 1, 3, end);
         asking("c2:1:1", 2, 1, end);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(-1L, 2L), acquire("c1", "c1:1:1", 3)),
+        sem.assertPublishes(() -> assertEquals(List.of(-1L, 2L), acquire("c1", "c1:1:1", 3)),
                 "granted:c2:1:1");
 
         assertEquals(0L, lua.redis.exists(sem.queue), "c1:1:1 left the line, c2:1:1 was served");
@@ -232,7 +232,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
     void acquire_withEmptyQueue_publishesNothing() throws Exception {
         lua.redis.set(sem.total, "5");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 4L), acquire("c1", "c1:1:1", 1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 4L), acquire("c1", "c1:1:1", 1)));
     }
 
     @Test
@@ -375,7 +375,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         // c0:1:1 wants 3 and cannot have them; c1:1:1 would be content with the 2 free permits.
         assertEquals(0L, acquire("c0", "c0:1:1", 3).get(0));
 
-        lua.assertPublishes(sem.wakeups,
+        sem.assertPublishes(
                 () -> assertEquals(0L, acquire("c1", "c1:1:1", 1).get(0), "no barging past the first waiter"));
 
         assertEquals(List.of("c0:1:1", "c1:1:1"), sem.queueOrder());
@@ -427,7 +427,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         asking("c2:1:1", 2, 1, end);
         asking("c3:1:1", 3, 1, end);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)),
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)),
                 "granted:c2:1:1", "granted:c3:1:1");
 
         assertEquals(0L, lua.redis.exists(sem.queue), "everyone was served");
@@ -444,7 +444,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         asking("c1:1:1", 1, 2, end);
         asking("c2:1:1", 2, 1, end);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2)));
 
         assertEquals(List.of("c2:1:1"), sem.queueOrder());
     }
@@ -458,7 +458,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         hold("live", 1, end);
         asking("c1:1:1", 1, 1, end);
 
-        lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c2", "c2:1:1", 1, PLACE_MS), "granted:c1:1:1");
+        sem.assertPublishes(() -> queuedAttempt("c2", "c2:1:1", 1, PLACE_MS), "granted:c1:1:1");
 
         assertEquals(List.of("c2:1:1"), sem.queueOrder(), "the caller queued: nothing was left for it");
         assertEquals(Map.of("live", "1", "c1:1:1", "1", ":sum", "2"), sem.holdings());
@@ -471,7 +471,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         hold("holder", 1, lua.farEnd());
         asking("c0:1:1", 1, 1, lua.farEnd());
 
-        lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c1", "c1:1:1", 1, PLACE_MS));
+        sem.assertPublishes(() -> queuedAttempt("c1", "c1:1:1", 1, PLACE_MS));
     }
 
     @Test
@@ -483,7 +483,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         asking("c0:1:1", 1, 3, end);
         asking("c1:1:1", 2, 1, end);
 
-        lua.assertPublishes(sem.wakeups, () -> queuedAttempt("c2", "c2:1:1", 1, PLACE_MS),
+        sem.assertPublishes(() -> queuedAttempt("c2", "c2:1:1", 1, PLACE_MS),
                 "c0:1:1", "granted:c1:1:1");
 
         assertEquals(List.of("c2:1:1"), sem.queueOrder(), "c0:1:1 blocks nobody: c1:1:1 is served past it");
@@ -497,7 +497,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "1");
         sem.queued("c0:1:1", 1, lua.farEnd());   // half-written: a place but no ask
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
         assertEquals(Map.of("c1:1:1", "1", ":sum", "1"), sem.holdings(), "nothing is booked for c0");
@@ -509,7 +509,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         lua.redis.zadd(sem.queue, 1, "c0:1:1");   // half-written: an ask but no place
         lua.redis.hset(sem.asks, "c0:1:1", "1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 1)));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
         assertEquals(Map.of("c1:1:1", "1", ":sum", "1"), sem.holdings());
@@ -524,7 +524,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         hold("c1:1:1", 2, end);   // its grant, made when c1:1:1 was served
         asking("c2:1:1", 1, 1, end);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 0L), acquire("c1", "c1:1:1", 2)));
 
         assertEquals(Map.of("c1:1:1", "2", ":sum", "2"), sem.holdings(), "the permits are not booked twice");
         assertEquals(List.of("c2:1:1"), sem.queueOrder());
@@ -592,7 +592,7 @@ class SemaphoreAcquireLuaTest extends LuaTestBase {
         asking("dead:1:1", 1, 3, 0);   // a place that ended long ago
         asking("c1:1:1", 2, 1, lua.farEnd());
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L), acquire("c1", "c1:1:1", 1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 2L), acquire("c1", "c1:1:1", 1)));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks),
                 "the dead waiter was purged, c1:1:1 was served and claimed");

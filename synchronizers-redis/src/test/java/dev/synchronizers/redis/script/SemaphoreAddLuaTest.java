@@ -84,7 +84,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         sem.hold("dead", 1, 0, LONG_LEASE_MS);
         asking("c1:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(0L, 2L), add(-3)));
+        sem.assertPublishes(() -> assertEquals(List.of(0L, 2L), add(-3)));
 
         assertEquals("2", lua.redis.get(sem.total));
         assertEquals(List.of("c1:1:1"), sem.queueOrder());
@@ -113,7 +113,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         hold("holder", 3);
         asking("c1:1:1", "c2:7:1", "c3:4:1", "c4:2:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 5L), add(2)),
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 5L), add(2)),
                 grantedMessages("c1:1:1", "c2:7:1"));
 
         assertEquals(List.of("c3:4:1", "c4:2:1"), sem.queueOrder());
@@ -131,7 +131,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
 
         // An absent holds hash counts as nothing held.
         long before = lua.serverMillis();
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(3)),
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 3L), add(3)),
                 grantedMessages("c1:1:1", "c2:7:1", "c3:4:1"));
 
         assertEquals(List.of("c4:2:1"), sem.queueOrder());
@@ -147,7 +147,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         sem.asking("c1:1:1", 1, 3, farEnd);
         sem.asking("c2:1:1", 2, 1, farEnd);   // would fit, but waits behind c1:1:1
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 3L), add(1)));
 
         assertEquals(List.of("c1:1:1", "c2:1:1"), sem.queueOrder());
         assertEquals(Map.of("holder", "2", ":sum", "2"), sem.holdings());
@@ -160,7 +160,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         hold("holder", 4);
         asking("c1:1:1", "c2:1:1", "c3:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 4L), add(2)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 4L), add(2)));
 
         assertEquals(List.of("c1:1:1", "c2:1:1", "c3:1:1"), sem.queueOrder());
     }
@@ -171,7 +171,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         hold("holder", 5);
         asking("c1:1:1", "c2:1:1", "c3:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L), add(1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 2L), add(1)));
 
         assertEquals(List.of("c1:1:1", "c2:1:1", "c3:1:1"), sem.queueOrder());
     }
@@ -181,7 +181,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         String[] names = SemaphoreFixture.waiters(70);
         asking(names);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 100L), add(100)), grantedMessages(names));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 100L), add(100)), grantedMessages(names));
 
         assertEquals(0L, lua.redis.exists(sem.queue));
         assertEquals("70", lua.redis.hget(sem.holds, ":sum"));
@@ -191,7 +191,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
     void add_growthWithEmptyQueue_publishesNothingAndCreatesNothing() throws Exception {
         lua.redis.set(sem.total, "1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L), add(1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 2L), add(1)));
 
         assertEquals(0L, lua.redis.exists(sem.holds, sem.leases, sem.queue, sem.places, sem.asks),
                 "no holdings or queue are created");
@@ -203,7 +203,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         sem.hold("dead", 2, 0, LONG_LEASE_MS);   // stopped renewing long ago
         sem.asking("c1:1:1", 1, 3, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(1)), "granted:c1:1:1");
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 3L), add(1)), "granted:c1:1:1");
 
         assertEquals(Map.of("c1:1:1", "3", ":sum", "3"), sem.holdings());
         assertEquals(List.of("c1:1:1"), lua.redis.zrange(sem.leases, 0, -1));
@@ -215,7 +215,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         sem.asking("dead:1:1", 1, 1, 0);
         sem.asking("c1:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L), add(2)), "granted:c1:1:1");
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 2L), add(2)), "granted:c1:1:1");
 
         assertEquals(0L, lua.redis.exists(sem.queue));
         assertEquals(0L, lua.redis.exists(sem.places, sem.asks), "the served waiter keeps no place or ask");
@@ -228,7 +228,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         hold("holder", 4);
         asking("c1:1:1", "c2:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(-1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 3L), add(-1)));
 
         assertEquals(List.of("c1:1:1", "c2:1:1"), sem.queueOrder());
     }
@@ -242,14 +242,31 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         sem.asking("c1:1:1", 1, 4, farEnd);
         sem.asking("c2:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 3L), add(-1)), "c1:1:1", "granted:c2:1:1");
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 3L), add(-1)), "c1:1:1", "granted:c2:1:1");
 
         assertEquals(List.of(), sem.queueOrder(), "c1:1:1 blocks nobody");
         assertEquals(Map.of("holder", "2", "c2:1:1", "1", ":sum", "3"), sem.holdings());
         assertEquals(farEnd, Long.parseLong(lua.redis.hget(sem.holds, ":over")));
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 4L), add(1)), "released");
+        sem.assertReleasedTo(() -> assertEquals(List.of(1L, 4L), add(1)), "c1:1:1");
         assertEquals(Boolean.FALSE, lua.redis.hexists(sem.holds, ":over"), "the woken waiter marks it again if it must");
+    }
+
+    /**
+     * Total 1; waiters of two clients ask for 2 and wait out of line (two of c1, one of c3), while
+     * c2:1:1 holds the permit. Growth wakes each of those clients once, on its own channel, and
+     * tells nobody else (c2 holds; the shared channel carries nothing).
+     */
+    @Test
+    void add_growthWhileWaitersOfTwoClientsAskAboveTheTotal_publishesReleasedOnceToEachOfTheirClients() throws Exception {
+        lua.redis.set(sem.total, "1");
+        hold("c2:1:1", 1);
+        for (String waiter : List.of("c1:1:1", "c1:2:1", "c3:1:1")) {
+            assertEquals(List.of(-1L, 1L), lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), waiter, "2", "60000",
+                    "60000", "wait"));
+        }
+
+        sem.assertReleasedTo(() -> assertEquals(List.of(1L, 2L), add(1)), "c1:1:1", "c3:1:1");
     }
 
     @Test
@@ -258,7 +275,7 @@ class SemaphoreAddLuaTest extends LuaTestBase {
         hold("holder", 4);
         asking("c1:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 4L), add(0)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, 4L), add(0)));
 
         assertEquals("4", lua.redis.get(sem.total));
         assertEquals(List.of("c1:1:1"), sem.queueOrder());

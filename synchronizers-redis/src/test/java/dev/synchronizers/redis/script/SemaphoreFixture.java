@@ -1,5 +1,8 @@
 package dev.synchronizers.redis.script;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -24,6 +27,50 @@ final class SemaphoreFixture extends QueueFixture {
         holds = base + ":holds";
         leases = base + ":leases";
         asks = base + ":asks";
+    }
+
+    /** The channel of the client of {@code waiter} (its name up to the first {@code ':'}), which the scripts tell it on. */
+    String clientChannel(String waiter) {
+        int colon = waiter.indexOf(':');
+        return wakeups + ":" + (colon < 0 ? waiter : waiter.substring(0, colon));
+    }
+
+    /**
+     * Runs {@code action} and asserts that each of {@code messages} ({@code granted:<waiter>}, or a
+     * waiter's bare name) went to the channel of the client of the waiter it names, in order, and
+     * that nothing else went there, to the channels of the clients {@code c0} to {@code c4}, or to
+     * the semaphore's shared channel.
+     */
+    void assertPublishes(LuaHarness.Action action, String... messages) throws Exception {
+        Map<String, List<String>> expected = silence();
+        for (String message : messages) {
+            String waiter = message.startsWith("granted:") ? message.substring("granted:".length()) : message;
+            expected.computeIfAbsent(clientChannel(waiter), channel -> new ArrayList<>()).add(message);
+        }
+        lua.assertPublishes(expected, action);
+    }
+
+    /**
+     * Runs {@code action} and asserts that {@code released} went once to the channel of each
+     * client of {@code waiters} (a client with two waiters hears it once), and nothing else to
+     * those channels, to the channels of {@code c0} to {@code c4}, or to the shared channel.
+     */
+    void assertReleasedTo(LuaHarness.Action action, String... waiters) throws Exception {
+        Map<String, List<String>> expected = silence();
+        for (String waiter : waiters) {
+            expected.put(clientChannel(waiter), List.of("released"));
+        }
+        lua.assertPublishes(expected, action);
+    }
+
+    /** The shared channel and the channels of clients {@code c0} to {@code c4}, each expecting nothing. */
+    private Map<String, List<String>> silence() {
+        Map<String, List<String>> expected = new LinkedHashMap<>();
+        expected.put(wakeups, new ArrayList<>());
+        for (int i = 0; i < 5; i++) {
+            expected.put(wakeups + ":c" + i, new ArrayList<>());
+        }
+        return expected;
     }
 
     /**
@@ -89,7 +136,7 @@ final class SemaphoreFixture extends QueueFixture {
      */
     Map<String, String> holdings() {
         Map<String, String> holdings = new java.util.HashMap<>(lua.redis.hgetall(holds));
-        holdings.keySet().removeAll(java.util.Set.of(":total", ":lmin", ":pmin", ":ttl", ":over"));
+        holdings.keySet().removeAll(java.util.Set.of(":total", ":lmin", ":pmin", ":ttl", ":over", ":over-clients"));
         return holdings;
     }
 
@@ -109,7 +156,7 @@ final class SemaphoreFixture extends QueueFixture {
      * or a place end written by the test) that no script made: the next script recomputes them.
      */
     void forgetHints() {
-        lua.redis.hdel(holds, ":total", ":lmin", ":pmin", ":ttl", ":over");
+        lua.redis.hdel(holds, ":total", ":lmin", ":pmin", ":ttl", ":over", ":over-clients");
     }
 
     /** {@code count} waiter names {@code w00:1, w01:1, ...}, in queue order, each of its own client. */

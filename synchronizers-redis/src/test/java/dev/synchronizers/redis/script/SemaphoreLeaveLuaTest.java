@@ -118,7 +118,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         hold("holder", 1);
         asking(1, "c1:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(0L, leave("c9:1:1")));
+        sem.assertPublishes(() -> assertEquals(0L, leave("c9:1:1")));
 
         assertEquals(List.of("c1:1:1"), sem.queueOrder());
         assertEquals(List.of(ScoredValue.just(farEnd, "c1:1:1")), sem.placeEnds());
@@ -135,7 +135,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         hold("c1:1:1", 2);
         hold("c1:2:1", 1);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(2L, leave("c1:1:1")));
+        sem.assertPublishes(() -> assertEquals(2L, leave("c1:1:1")));
 
         assertEquals(Map.of("c1:1:1", "0", "c1:2:1", "1", ":sum", "1"), sem.holdings(),
                 "the client's other grant stays");
@@ -157,7 +157,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         hold("c1:1:1", 2);
         asking(1, "c2:1:1", "c3:1:1", "c4:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(2L, leave("c1:1:1")),
+        sem.assertPublishes(() -> assertEquals(2L, leave("c1:1:1")),
                 "granted:c2:1:1", "granted:c3:1:1");
 
         assertEquals(List.of("c4:1:1"), sem.queueOrder());
@@ -176,7 +176,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         sem.asking("c2:1:1", 2, 2, farEnd);
         sem.asking("c3:1:1", 3, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "granted:c2:1:1");
+        sem.assertPublishes(() -> assertEquals(1L, leave("c1:1:1")), "granted:c2:1:1");
 
         assertEquals(List.of("c3:1:1"), sem.queueOrder());
         assertEquals(Map.of("holder", "1", "c1:1:1", "0", "c2:1:1", "2", ":sum", "3"), sem.holdings());
@@ -192,7 +192,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         sem.asking("c3:1:1", 3, 2, farEnd);
 
         // Had the dead waiter been granted, its message would come first.
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "granted:c3:1:1");
+        sem.assertPublishes(() -> assertEquals(1L, leave("c1:1:1")), "granted:c3:1:1");
 
         assertEquals(0L, lua.redis.exists(sem.queue));
         assertEquals(0L, lua.redis.exists(sem.places, sem.asks));
@@ -207,7 +207,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         sem.asking("c2:1:1", 2, 1, farEnd);
         sem.asking("c3:1:1", 3, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c2:1:1")));
+        sem.assertPublishes(() -> assertEquals(1L, leave("c2:1:1")));
 
         assertEquals(List.of("c1:1:1", "c3:1:1"), sem.queueOrder());
     }
@@ -216,7 +216,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
     void leave_lastWaiter_publishesNothing() throws Exception {
         asking(1, "c1:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")));
+        sem.assertPublishes(() -> assertEquals(1L, leave("c1:1:1")));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
     }
@@ -228,7 +228,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         sem.hold("dead", 1, 0, LONG_LEASE_MS);
         asking(1, "c1:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(0L, leave("c9:1:1")), "granted:c1:1:1");
+        sem.assertPublishes(() -> assertEquals(0L, leave("c9:1:1")), "granted:c1:1:1");
 
         assertEquals(Map.of("c1:1:1", "1", "c9:1:1", "0", ":sum", "1"), sem.holdings());
         assertEquals(0L, lua.redis.exists(sem.queue));
@@ -244,7 +244,7 @@ class SemaphoreLeaveLuaTest extends LuaTestBase {
         sem.asking("c2:1:1", 2, 3, farEnd);
         sem.asking("c3:1:1", 3, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, leave("c1:1:1")), "c2:1:1", "granted:c3:1:1");
+        sem.assertPublishes(() -> assertEquals(1L, leave("c1:1:1")), "c2:1:1", "granted:c3:1:1");
 
         assertEquals(List.of(), sem.queueOrder());
         assertEquals(Map.of("holder", "1", "c1:1:1", "0", "c3:1:1", "1", ":sum", "2"), sem.holdings());

@@ -108,12 +108,14 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
     }
 
     @Test
-    void release_allOfTheLastHolder_deletesHoldsAndLeases() throws Exception {
+    void release_allOfTheLastHolder_dropsTheGrantAndKeepsTheHoldingsUntilTheirTtl() throws Exception {
         hold("c1", 2);
 
         assertEquals(List.of(2L, ""), release("c1", 2));
 
-        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases), "nothing is held: no hash, no leases");
+        assertEquals(Map.of(":sum", "0"), sem.holdings(), "nothing is held; the hints stay for the next acquire");
+        lua.assertTtlAtMost(sem.holds, LEASE_MS);
+        assertEquals(0L, lua.redis.exists(sem.leases), "no lease left");
     }
 
     /**
@@ -132,8 +134,8 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
         assertEquals(Boolean.TRUE, lua.redis.hexists(sem.holds, ":over"), "the wake-up mark outlives the release");
         assertEquals(0L, lua.redis.exists(sem.leases), "nothing is held");
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, 2L),
-                lua.run(Script.SEMAPHORE_ADD, sem.keys(), "1")), "released");
+        sem.assertReleasedTo(() -> assertEquals(List.of(1L, 2L),
+                lua.run(Script.SEMAPHORE_ADD, sem.keys(), "1")), "c2:1:1");
     }
 
     @Test
@@ -143,7 +145,8 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         assertEquals(List.of(1L, ""), release("c1", 1));
         assertEquals(List.of(2L, ""), release("c1", 2));
 
-        assertEquals(0L, lua.redis.exists(sem.holds, sem.leases));
+        assertEquals(Map.of(":sum", "0"), sem.holdings());
+        assertEquals(0L, lua.redis.exists(sem.leases));
     }
 
     /* --------------- claimed grants --------------- */
@@ -153,6 +156,22 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
 
     /* --------------- serving the line --------------- */
 
+    /**
+     * Waiters of three clients in line, each client listening on its own channel: the one grant
+     * goes to the served waiter's client only, not to every client that waits, and nothing goes to
+     * the semaphore's shared channel.
+     */
+    @Test
+    void release_oneWaiterServedWhileThreeClientsWait_grantReachesOnlyItsClientsChannel() throws Exception {
+        lua.redis.set(sem.total, "1");
+        hold("c0", 1);
+        asking("c1:1:1", "c2:1:1", "c3:1:1");
+
+        lua.assertPublishes(Map.of(sem.wakeups, List.of(), sem.wakeups + ":c1", List.of("granted:c1:1:1"),
+                sem.wakeups + ":c2", List.of(), sem.wakeups + ":c3", List.of()),
+                () -> assertEquals(List.of(1L, ""), release("c0", 1)));
+    }
+
     @Test
     void release_onePermitFreeWithQueuedWaiters_grantsOnlyTheFirst() throws Exception {
         lua.redis.set(sem.total, "1");
@@ -160,7 +179,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         asking("c2:1:1", "c3:1:1");
 
         long before = lua.serverMillis();
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
+        sem.assertPublishes(() -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
         assertEquals(List.of("c3:1:1"), sem.queueOrder(), "the granted waiter leaves the queue");
         assertEquals(List.of(ScoredValue.just(farEnd, "c3:1:1")), sem.placeEnds(),
@@ -180,7 +199,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c2", 2);
         asking("c3:1:1", "c4:1:1", "c5:1:1", "c6:1:1", "c7:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(3L, ""), release("c1", 3)),
+        sem.assertPublishes(() -> assertEquals(List.of(3L, ""), release("c1", 3)),
                 grantedMessages("c3:1:1", "c4:1:1", "c5:1:1"));
 
         assertEquals(List.of("c6:1:1", "c7:1:1"), sem.queueOrder());
@@ -198,7 +217,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c2", 3);   // as after the total was shrunk from 6
         asking("c3:1:1", "c4:1:1", "c5:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(3L, ""), release("c1", 3)), "granted:c3:1:1");
+        sem.assertPublishes(() -> assertEquals(List.of(3L, ""), release("c1", 3)), "granted:c3:1:1");
 
         assertEquals(List.of("c4:1:1", "c5:1:1"), sem.queueOrder());
         assertEquals(Map.of("c2", "3", "c3:1:1", "1", ":sum", "4"), sem.holdings());
@@ -210,7 +229,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c1", 5);
         asking("c2:1:1", "c3:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(5L, ""), release("c1", 5)),
+        sem.assertPublishes(() -> assertEquals(List.of(5L, ""), release("c1", 5)),
                 grantedMessages("c2:1:1", "c3:1:1"));
 
         assertEquals(0L, lua.redis.exists(sem.queue), "everyone was served");
@@ -226,7 +245,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("c4:1:1", 3, 2, farEnd);   // 1 left: does not fit
         sem.asking("c5:1:1", 4, 1, farEnd);   // would fit, but waits behind c4:1:1
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(6L, ""), release("c1", 6)),
+        sem.assertPublishes(() -> assertEquals(List.of(6L, ""), release("c1", 6)),
                 grantedMessages("c2:1:1", "c3:1:1"));
 
         assertEquals(List.of("c4:1:1", "c5:1:1"), sem.queueOrder());
@@ -241,7 +260,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("c3:1:1", 1, 4, farEnd);
         sem.asking("c4:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)));
+        sem.assertPublishes(() -> assertEquals(List.of(2L, ""), release("c1", 2)));
 
         assertEquals(List.of("c3:1:1", "c4:1:1"), sem.queueOrder());
         assertEquals(Map.of("c2", "2", ":sum", "2"), sem.holdings());
@@ -255,7 +274,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("c3:1:1", 1, 3, farEnd);
         sem.asking("c4:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)),
+        sem.assertPublishes(() -> assertEquals(List.of(2L, ""), release("c1", 2)),
                 "c3:1:1", "granted:c4:1:1");
 
         assertEquals(List.of(), sem.queueOrder(), "c3:1:1 blocks nobody");
@@ -272,7 +291,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("c2:1:1", 1, 1, farEnd);
         sem.asking("c2:2:1", 2, 2, earlier);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(3L, ""), release("c1", 3)),
+        sem.assertPublishes(() -> assertEquals(List.of(3L, ""), release("c1", 3)),
                 grantedMessages("c2:1:1", "c2:2:1"));
 
         assertEquals(Map.of("c2:1:1", "1", "c2:2:1", "2", ":sum", "3"), sem.holdings(),
@@ -288,7 +307,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.hold("c2", 1, farEnd - 100_000, LEASE_MS);   // c2 already holds one, leased for less
         sem.asking("c2:1:1", 1, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
+        sem.assertPublishes(() -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
         assertEquals(Map.of("c2", "1", "c2:1:1", "1", ":sum", "2"), sem.holdings());
         assertEquals(List.of(ScoredValue.just(farEnd - 100_000, "c2"), ScoredValue.just(farEnd, "c2:1:1")),
@@ -303,7 +322,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         long placeEnd = farEnd - 100_000;
         sem.asking("c2:1:1", 1, 1, placeEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
+        sem.assertPublishes(() -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
         assertEquals(Map.of("c2", "1", "c2:1:1", "1", ":sum", "2"), sem.holdings());
         assertEquals(List.of(ScoredValue.just(placeEnd, "c2:1:1"), ScoredValue.just(farEnd, "c2")),
@@ -318,7 +337,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         long placeEnd = before + LEASE_MS;
         sem.asking("c2:1:1", 1, 1, placeEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
+        sem.assertPublishes(() -> assertEquals(List.of(1L, ""), release("c1", 1)), "granted:c2:1:1");
 
         assertEquals(ScoredValue.just(placeEnd, "c2:1:1"), lua.redis.zrangeWithScores(sem.leases, 0, 0).get(0));
         sem.assertTtlCovers(sem.holds, LONG_LEASE_MS, before);
@@ -333,7 +352,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c2", 3);
         asking("c3:1:1", "c4:1:1", "c5:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, ""), release("c1", 1)));
 
         assertEquals(Map.of("c2", "3", ":sum", "3"), sem.holdings());
         assertEquals(List.of("c3:1:1", "c4:1:1", "c5:1:1"), sem.queueOrder());
@@ -347,7 +366,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c2", 3);
         asking("c3:1:1", "c4:1:1", "c5:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)));
+        sem.assertPublishes(() -> assertEquals(List.of(2L, ""), release("c1", 2)));
 
         assertEquals(List.of("c3:1:1", "c4:1:1", "c5:1:1"), sem.queueOrder());
     }
@@ -357,7 +376,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c1", 2);
         asking("c2:1:1");
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)));
+        sem.assertPublishes(() -> assertEquals(List.of(2L, ""), release("c1", 2)));
 
         assertEquals(0L, lua.redis.exists(sem.total), "the total is not created");
         assertEquals(List.of("c2:1:1"), sem.queueOrder());
@@ -387,7 +406,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         String[] names = SemaphoreFixture.waiters(70);
         asking(names);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(100L, ""), release("c1", 100)),
+        sem.assertPublishes(() -> assertEquals(List.of(100L, ""), release("c1", 100)),
                 grantedMessages(names));
 
         assertEquals(0L, lua.redis.exists(sem.queue));
@@ -407,7 +426,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("c4:1:1", 5, 1, farEnd);
 
         // Two permits free: the first two live waiters, never a dead one.
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(2L, ""), release("c1", 2)),
+        sem.assertPublishes(() -> assertEquals(List.of(2L, ""), release("c1", 2)),
                 grantedMessages("c2:1:1", "c3:1:1"));
 
         assertEquals(List.of("c4:1:1"), sem.queueOrder());
@@ -424,7 +443,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         sem.asking("dead:1:1", 1, 1, 0);
         sem.asking("c3:1:1", 2, 1, farEnd);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, ""), release("c1", 1)));
 
         assertEquals(List.of("c3:1:1"), sem.queueOrder());
         assertEquals(List.of("c3:1:1"), lua.redis.zrange(sem.places, 0, -1));
@@ -437,7 +456,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         hold("c1", 1);
         sem.asking("dead:1:1", 1, 1, 0);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, ""), release("c1", 1)));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks), "the purged keys are empty, so gone");
     }
@@ -447,7 +466,7 @@ class SemaphoreReleaseLuaTest extends LuaTestBase {
         lua.redis.set(sem.total, "1");
         hold("c1", 1);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(List.of(1L, ""), release("c1", 1)));
+        sem.assertPublishes(() -> assertEquals(List.of(1L, ""), release("c1", 1)));
 
         assertEquals(0L, lua.redis.exists(sem.queue, sem.places, sem.asks));
     }

@@ -75,25 +75,38 @@ class SemaphoreSetLuaTest extends LuaTestBase {
 
     /* --------------- waiters that came before the total --------------- */
 
+    /**
+     * Waiters of two clients (two of c1, one of c2) wait out of line for a total: setting it wakes
+     * each client once, on its own channel, and nothing goes to the semaphore's shared channel.
+     */
+    @Test
+    void set_aboveZeroWhileWaitersOfTwoClientsAskedBeforeIt_publishesReleasedOnceToEachClient() throws Exception {
+        askedBeforeTheTotal("c1:1:1", 1);
+        askedBeforeTheTotal("c1:2:1", 1);
+        askedBeforeTheTotal("c2:1:1", 1);
+
+        sem.assertReleasedTo(() -> assertEquals(1L, set(1)), "c1:1:1", "c2:1:1");
+    }
+
     @Test
     void set_aboveZeroWhileAWaiterAskedBeforeIt_publishesReleasedAndEndsTheMark() throws Exception {
         askedBeforeTheTotal("c1:1:1", 1);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, set(1)), "released");
+        sem.assertReleasedTo(() -> assertEquals(1L, set(1)), "c1:1:1");
 
         assertFalse(lua.redis.hexists(sem.holds, ":over"), "the woken waiter marks it again if it must");
     }
 
     @Test
     void set_aboveZeroWithNobodyWaiting_publishesNothing() throws Exception {
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, set(3)));
+        sem.assertPublishes(() -> assertEquals(1L, set(3)));
     }
 
     @Test
     void set_zeroOrBelowWhileAWaiterAskedBeforeIt_publishesNothingAndKeepsTheMark() throws Exception {
         askedBeforeTheTotal("c1:1:1", 1);
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(1L, set(-2)));
+        sem.assertPublishes(() -> assertEquals(1L, set(-2)));
 
         assertEquals(Boolean.TRUE, lua.redis.hexists(sem.holds, ":over"));
     }
@@ -104,7 +117,7 @@ class SemaphoreSetLuaTest extends LuaTestBase {
         assertEquals(List.of(-1L, 1L), lua.run(Script.SEMAPHORE_ACQUIRE, sem.keys(), "c1:1:1", "2",
                 "60000", "60000", "wait"));
 
-        lua.assertPublishes(sem.wakeups, () -> assertEquals(0L, set(5)));
+        sem.assertPublishes(() -> assertEquals(0L, set(5)));
 
         assertEquals("1", lua.redis.get(total));
     }
