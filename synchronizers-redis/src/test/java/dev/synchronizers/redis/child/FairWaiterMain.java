@@ -4,10 +4,11 @@ import dev.synchronizers.redis.RedisSynchronizers;
 import java.time.Duration;
 
 /**
- * A child process for crash tests: waits for a fair lock (printing {@code WAITING <owner-prefix>}
- * first) and, should it get it, holds it until killed.
+ * A child process for crash tests: waits for a fair lock, or with a fifth argument {@code lock} for
+ * the non-fair lock, (printing {@code WAITING <owner-prefix>} first) and, should it get it, holds it
+ * until killed.
  *
- * <p>Arguments: {@code <redis uri> <key prefix> <lock name> <lease millis>}.
+ * <p>Arguments: {@code <redis uri> <key prefix> <lock name> <lease millis> [lock]}.
  */
 public final class FairWaiterMain {
 
@@ -22,7 +23,7 @@ public final class FairWaiterMain {
                 .build();
         System.out.println("WAITING " + client.clientId());
         System.out.flush();
-        client.fairLock(args[2]).lock();
+        (args.length > 4 && args[4].equals("lock") ? client.lock(args[2]) : client.fairLock(args[2])).lock();
         System.out.println("LOCKED");
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
