@@ -1,8 +1,14 @@
 package dev.synchronizers.redis.script;
 
+import java.util.List;
+
 /**
  * The keys of condition 0 of a lock whose hold hash is {@code lock}, as the condition scripts take
  * them, and the waiters a test writes by hand.
+ *
+ * <p>A signalled waiter is told {@code 'granted:<waiter>'} on its client's channel
+ * ({@link #channelOf}: the wake-up channel, {@code ':'}, the waiter up to its first {@code ':'}),
+ * never on the shared wake-up channel.
  */
 final class CondFixture {
 
@@ -51,5 +57,20 @@ final class CondFixture {
 
     String[] leaveKeys() {
         return new String[] {queue, places, signalled, wake};
+    }
+
+    /** The channel {@code waiter}'s client hears its signals on: {@code '<wake>:<client>'}. */
+    String channelOf(String waiter) {
+        return LuaHarness.clientChannel(wake, waiter);
+    }
+
+    /**
+     * Runs {@code action} and asserts that it told each of {@code signalled}, in this order,
+     * {@code 'granted:<waiter>'} on its client's channel, and nothing else: nothing on the shared
+     * channel, nothing more on those clients' channels, nothing on the channels of the clients of
+     * {@code others}. With no waiter signalled, it asserts that nobody was told anything.
+     */
+    void assertSignals(LuaHarness.Action action, List<String> signalled, String... others) throws Exception {
+        lua.assertTellsClients(wake, action, List.of(), signalled.stream().map(w -> "granted:" + w).toList(), others);
     }
 }

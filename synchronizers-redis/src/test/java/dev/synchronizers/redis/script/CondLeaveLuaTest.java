@@ -7,28 +7,33 @@ import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** {@code cond-leave.lua} against a real server, on a condition written by hand. */
+/**
+ * {@code cond-leave.lua} against a real server, on a condition written by hand: a signal passed
+ * on is told {@code 'granted:<waiter>'} on the next waiter's client's channel alone.
+ */
 @Tag("redis")
 class CondLeaveLuaTest extends LuaTestBase {
 
     @Test
     void leave_stillWaiting_leavesAndSignalsNobody() throws Exception {
         CondFixture cond = new CondFixture(lua, base);
-        cond.waiting(lua.farEnd(), "w-1", "w-2");
-        lua.assertPublishes(cond.wake, () -> assertEquals(1L,
-                (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "w-1", "0", "30000")));
-        assertEquals(List.of("w-2"), lua.redis.zrange(cond.queue, 0, -1));
-        assertNull(lua.redis.zscore(cond.places, "w-1"));
+        cond.waiting(lua.farEnd(), "client-a:1:1", "client-b:7:1");
+        cond.assertSignals(() -> assertEquals(1L,
+                (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "client-a:1:1", "0", "30000")),
+                List.of(), "client-a:1:1", "client-b:7:1");
+        assertEquals(List.of("client-b:7:1"), lua.redis.zrange(cond.queue, 0, -1));
+        assertNull(lua.redis.zscore(cond.places, "client-a:1:1"));
     }
 
     @Test
     void leave_signalledAndTaken_consumesTheSignal() throws Exception {
         CondFixture cond = new CondFixture(lua, base);
-        cond.waiting(lua.farEnd(), "w-2");
-        lua.redis.zadd(cond.signalled, (double) lua.farEnd(), "w-1");
-        lua.assertPublishes(cond.wake, () -> assertEquals(2L,
-                (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "w-1", "1", "30000")));
-        assertEquals(List.of("w-2"), lua.redis.zrange(cond.queue, 0, -1), "w-2 still waits");
+        cond.waiting(lua.farEnd(), "client-b:7:1");
+        lua.redis.zadd(cond.signalled, (double) lua.farEnd(), "client-a:1:1");
+        cond.assertSignals(() -> assertEquals(2L,
+                (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "client-a:1:1", "1", "30000")),
+                List.of(), "client-a:1:1", "client-b:7:1");
+        assertEquals(List.of("client-b:7:1"), lua.redis.zrange(cond.queue, 0, -1), "client-b:7:1 still waits");
         assertEquals(0L, lua.redis.exists(cond.signalled));
     }
 
@@ -36,11 +41,12 @@ class CondLeaveLuaTest extends LuaTestBase {
     @Test
     void leave_signalledNotTaken_passesTheSignalOn() throws Exception {
         CondFixture cond = new CondFixture(lua, base);
-        cond.waiting(lua.farEnd(), "w-2");
-        lua.redis.zadd(cond.signalled, (double) lua.farEnd(), "w-1");
-        lua.assertPublishes(cond.wake, () -> assertEquals(2L,
-                (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "w-1", "0", "30000")), "granted:w-2");
-        assertEquals(List.of("w-2"), lua.redis.zrange(cond.signalled, 0, -1));
+        cond.waiting(lua.farEnd(), "client-b:7:1");
+        lua.redis.zadd(cond.signalled, (double) lua.farEnd(), "client-a:1:1");
+        cond.assertSignals(() -> assertEquals(2L,
+                (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "client-a:1:1", "0", "30000")),
+                List.of("client-b:7:1"), "client-a:1:1");
+        assertEquals(List.of("client-b:7:1"), lua.redis.zrange(cond.signalled, 0, -1));
         assertEquals(0L, lua.redis.exists(cond.queue));
     }
 
@@ -48,10 +54,12 @@ class CondLeaveLuaTest extends LuaTestBase {
     @Test
     void leave_repeated_changesNothingMore() throws Exception {
         CondFixture cond = new CondFixture(lua, base);
-        cond.waiting(lua.farEnd(), "w-2", "w-3");
-        lua.redis.zadd(cond.signalled, (double) lua.farEnd(), "w-1");
-        assertEquals(2L, (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "w-1", "0", "30000"));
-        assertEquals(0L, (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "w-1", "0", "30000"));
-        assertEquals(List.of("w-3"), lua.redis.zrange(cond.queue, 0, -1), "only w-2 was signalled");
+        cond.waiting(lua.farEnd(), "client-b:7:1", "client-c:9:1");
+        lua.redis.zadd(cond.signalled, (double) lua.farEnd(), "client-a:1:1");
+        assertEquals(2L, (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "client-a:1:1", "0", "30000"));
+        cond.assertSignals(() -> assertEquals(0L,
+                (long) lua.run(Script.COND_LEAVE, cond.leaveKeys(), "client-a:1:1", "0", "30000")),
+                List.of(), "client-a:1:1", "client-b:7:1", "client-c:9:1");
+        assertEquals(List.of("client-c:9:1"), lua.redis.zrange(cond.queue, 0, -1), "only client-b:7:1 was signalled");
     }
 }

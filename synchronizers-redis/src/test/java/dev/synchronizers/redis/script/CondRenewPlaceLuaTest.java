@@ -6,7 +6,11 @@ import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-/** {@code cond-renew-place.lua} (batched, four keys per item) against a real server, on conditions written by hand. */
+/**
+ * {@code cond-renew-place.lua} (batched, four keys per item) against a real server, on conditions
+ * written by hand: a signal passed on is told {@code 'granted:<waiter>'} on the next waiter's
+ * client's channel alone.
+ */
 @Tag("redis")
 class CondRenewPlaceLuaTest extends LuaTestBase {
 
@@ -24,51 +28,53 @@ class CondRenewPlaceLuaTest extends LuaTestBase {
     void renew_waitingAndSignalled_renewsThePlaceAndTheSignal() throws Exception {
         CondFixture first = new CondFixture(lua, base + ":1");
         CondFixture second = new CondFixture(lua, base + ":2");
-        first.waiting(lua.serverMillis() + 30_000, "w-a");
-        second.waiting(lua.serverMillis() + 30_000, "w-x");
-        lua.redis.zadd(second.signalled, (double) (lua.serverMillis() + 1_000), "w-b");
+        first.waiting(lua.serverMillis() + 30_000, "client-a:1:1");
+        second.waiting(lua.serverMillis() + 30_000, "client-x:2:1");
+        lua.redis.zadd(second.signalled, (double) (lua.serverMillis() + 1_000), "client-b:7:1");
         lua.redis.pexpire(second.signalled, 2_000);
         long before = lua.serverMillis();
-        List<Object> reply = renew(LuaHarness.LONG_LEASE_MS, new String[] {first.lock, second.lock}, "w-a", "w-b");
+        List<Object> reply = renew(LuaHarness.LONG_LEASE_MS, new String[] {first.lock, second.lock},
+                "client-a:1:1", "client-b:7:1");
         long after = lua.serverMillis();
         assertEquals(List.of(1L, 2L), reply);
-        lua.assertEndWithin(first.places, "w-a", before + LuaHarness.LONG_LEASE_MS, after + LuaHarness.LONG_LEASE_MS);
-        lua.assertEndWithin(second.signalled, "w-b", before + LuaHarness.LONG_LEASE_MS,
+        lua.assertEndWithin(first.places, "client-a:1:1", before + LuaHarness.LONG_LEASE_MS,
+                after + LuaHarness.LONG_LEASE_MS);
+        lua.assertEndWithin(second.signalled, "client-b:7:1", before + LuaHarness.LONG_LEASE_MS,
                 after + LuaHarness.LONG_LEASE_MS);
         lua.assertTtlSetSince(second.signalled, 2 * LuaHarness.LONG_LEASE_MS, before);
-        assertEquals(List.of("w-x"), lua.redis.zrange(second.queue, 0, -1), "the other waiter still waits");
+        assertEquals(List.of("client-x:2:1"), lua.redis.zrange(second.queue, 0, -1), "the other waiter still waits");
     }
 
     /** A signal whose lease ran out is not renewed: its waiter stopped renewing it, and it passes on. */
     @Test
     void renew_ownSignalRanOut_isPassedOnNotRenewed() throws Exception {
         CondFixture cond = new CondFixture(lua, base);
-        cond.waiting(lua.farEnd(), "w-next");
-        lua.redis.zadd(cond.signalled, (double) (lua.serverMillis() - 1), "w-late");
+        cond.waiting(lua.farEnd(), "client-n:3:1");
+        lua.redis.zadd(cond.signalled, (double) (lua.serverMillis() - 1), "client-l:4:1");
         lua.redis.pexpire(cond.signalled, LuaHarness.LONG_LEASE_MS);
-        lua.assertPublishes(cond.wake, () -> assertEquals(List.of(0L),
-                renew(30_000, new String[] {cond.lock}, "w-late")), "granted:w-next");
-        assertEquals(List.of("w-next"), lua.redis.zrange(cond.signalled, 0, -1));
+        cond.assertSignals(() -> assertEquals(List.of(0L),
+                renew(30_000, new String[] {cond.lock}, "client-l:4:1")), List.of("client-n:3:1"), "client-l:4:1");
+        assertEquals(List.of("client-n:3:1"), lua.redis.zrange(cond.signalled, 0, -1));
     }
 
     /** A place whose lease ran out is not renewed: its waiter stopped renewing. */
     @Test
     void renew_placeRanOut_isNotRenewed() throws Exception {
         CondFixture cond = new CondFixture(lua, base);
-        cond.waiting(lua.serverMillis() - 1, "w-a");
-        assertEquals(List.of(0L), renew(30_000, new String[] {cond.lock}, "w-a"));
+        cond.waiting(lua.serverMillis() - 1, "client-a:1:1");
+        assertEquals(List.of(0L), renew(30_000, new String[] {cond.lock}, "client-a:1:1"));
     }
 
     /** A live waiter's renewal passes on a signal that a dead waiter never took up: here to that live waiter. */
     @Test
     void renew_expiredSignalOfADeadWaiter_passesItOn() throws Exception {
         CondFixture cond = new CondFixture(lua, base);
-        cond.waiting(lua.farEnd(), "w-live");
-        lua.redis.zadd(cond.signalled, (double) (lua.serverMillis() - 1), "w-dead");
+        cond.waiting(lua.farEnd(), "client-v:5:1");
+        lua.redis.zadd(cond.signalled, (double) (lua.serverMillis() - 1), "client-d:6:1");
         lua.redis.pexpire(cond.signalled, LuaHarness.LONG_LEASE_MS);
-        lua.assertPublishes(cond.wake, () -> assertEquals(List.of(2L),
-                renew(30_000, new String[] {cond.lock}, "w-live"), "signalled now, its signal renewed"),
-                "granted:w-live");
-        assertEquals(List.of("w-live"), lua.redis.zrange(cond.signalled, 0, -1));
+        cond.assertSignals(() -> assertEquals(List.of(2L),
+                renew(30_000, new String[] {cond.lock}, "client-v:5:1"), "signalled now, its signal renewed"),
+                List.of("client-v:5:1"), "client-d:6:1");
+        assertEquals(List.of("client-v:5:1"), lua.redis.zrange(cond.signalled, 0, -1));
     }
 }

@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.lettuce.core.SetArgs;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -104,20 +102,6 @@ final class FairFixture extends QueueFixture {
     }
 
     /**
-     * The client of an owner as the scripts read it: the part before its first {@code ':'}, or the
-     * whole string if it has none.
-     */
-    static String clientOf(String owner) {
-        int colon = owner.indexOf(':');
-        return colon < 0 ? owner : owner.substring(0, colon);
-    }
-
-    /** The channel {@code waiter}'s client hears its grants on: {@code '<wakeups>:<client>'}. */
-    String channelOf(String waiter) {
-        return wakeups + ":" + clientOf(waiter);
-    }
-
-    /**
      * Runs {@code action}, a script that must hand the lock to {@code waiter}, while the waiter's
      * client is subscribed to its own channel ({@link #channelOf}) and another connection to the
      * shared wake-up channel; asserts the hand-over ({@link #assertHandedTo}), that the client's
@@ -135,19 +119,5 @@ final class FairFixture extends QueueFixture {
             shared.assertNothingMore(lua.redis);
             return handed;
         }
-    }
-
-    /**
-     * Runs {@code action} while the clients of {@code listening} are subscribed to their own
-     * channels and another connection to the shared one, and asserts that none of them got a
-     * message: a script that serves nobody, though these waiters' clients would hear a grant.
-     */
-    void assertServesNobody(LuaHarness.Action action, String... listening) throws Exception {
-        Map<String, List<String>> channels = new LinkedHashMap<>();
-        channels.put(wakeups, List.of());
-        for (String waiter : listening) {
-            channels.put(channelOf(waiter), List.of());
-        }
-        lua.assertPublishes(channels, action);
     }
 }

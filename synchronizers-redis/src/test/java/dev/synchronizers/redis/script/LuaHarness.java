@@ -13,6 +13,7 @@ import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -188,6 +189,43 @@ final class LuaHarness implements AutoCloseable {
         } finally {
             subscriptions.forEach(Subscription::close);
         }
+    }
+
+    /**
+     * The client of a waiter or an owner as the scripts read it: the part before its first
+     * {@code ':'}, or the whole string if it has none.
+     */
+    static String clientOf(String waiter) {
+        int colon = waiter.indexOf(':');
+        return colon < 0 ? waiter : waiter.substring(0, colon);
+    }
+
+    /** The channel the client of {@code waiter} hears what names it on: {@code '<wakeups>:<client>'}. */
+    static String clientChannel(String wakeups, String waiter) {
+        return wakeups + ":" + clientOf(waiter);
+    }
+
+    /**
+     * Runs {@code action} while subscribed to the shared channel {@code wakeups} and to the client
+     * channel ({@link #clientChannel}) of every waiter that {@code toClients} names or
+     * {@code quiet} lists, each on a connection of its own, then asserts that the shared channel
+     * got exactly {@code onShared}, that each message of {@code toClients} (a waiter's name, or
+     * {@code 'granted:<waiter>'}) went to the channel of the client of the waiter it names, in the
+     * order given, and that nothing else went to any of these channels: a message naming one
+     * waiter reaches that waiter's client alone.
+     */
+    void assertTellsClients(String wakeups, Action action, List<String> onShared, List<String> toClients,
+            String... quiet) throws Exception {
+        Map<String, List<String>> expected = new LinkedHashMap<>();
+        expected.put(wakeups, onShared);
+        for (String message : toClients) {
+            String waiter = message.startsWith("granted:") ? message.substring("granted:".length()) : message;
+            expected.computeIfAbsent(clientChannel(wakeups, waiter), channel -> new ArrayList<>()).add(message);
+        }
+        for (String waiter : quiet) {
+            expected.putIfAbsent(clientChannel(wakeups, waiter), List.of());
+        }
+        assertPublishes(expected, action);
     }
 
     /**

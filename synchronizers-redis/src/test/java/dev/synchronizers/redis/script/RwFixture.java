@@ -9,6 +9,10 @@ import java.util.List;
  * The keys of one read-write lock, named as {@code LockKeys.readWrite} names them (under a base
  * unique to the test), and hand-made state for the {@code Rw*LuaTest} classes: write holds, read
  * holds and queued writers written with plain commands, so that only the script under test runs.
+ *
+ * <p>A writer woken by name hears its name on its client's channel ({@link #channelOf}: the
+ * wake-up channel, {@code ':'}, the writer up to its first {@code ':'}); every waiting reader
+ * hears {@code 'released'} on the shared wake-up channel.
  */
 final class RwFixture extends QueueFixture {
 
@@ -64,6 +68,23 @@ final class RwFixture extends QueueFixture {
     void readerWaits() {
         lua.redis.set(rwait, "1");
         lua.redis.pexpire(rwait, LONG_LEASE_MS);
+    }
+
+    /**
+     * Runs {@code action} and asserts that it woke {@code writer} by name on its client's channel
+     * alone: nothing on the shared channel, nothing else on that client's channel, nothing on the
+     * channels of the clients of {@code others}.
+     */
+    void assertWakesWriter(LuaHarness.Action action, String writer, String... others) throws Exception {
+        lua.assertTellsClients(wakeups, action, List.of(), List.of(writer), others);
+    }
+
+    /**
+     * Runs {@code action} and asserts that it woke every reader, {@code 'released'} once on the
+     * shared channel, and told the clients of {@code writers} nothing on their channels.
+     */
+    void assertWakesReaders(LuaHarness.Action action, String... writers) throws Exception {
+        lua.assertTellsClients(wakeups, action, List.of("released"), List.of(), writers);
     }
 
     List<String> readerNames() {

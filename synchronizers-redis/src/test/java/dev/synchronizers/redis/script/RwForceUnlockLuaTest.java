@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code rw-force-unlock.lua} against a real server, on holds and queues written by hand: it
  * deletes the write hold, the readers and their tokens, then wakes the first waiting writer by
- * name or, with none and a reader waiting, every reader; with nothing held it does nothing.
+ * name, on its client's channel alone, or, with none and a reader waiting, every reader on the
+ * shared channel; with nothing held it does nothing.
  */
 @Tag("redis")
 class RwForceUnlockLuaTest extends LuaTestBase {
@@ -34,10 +35,10 @@ class RwForceUnlockLuaTest extends LuaTestBase {
 
     @Test
     void forceUnlock_writeHold_deletesItAndPublishesNothing() throws Exception {
-        rw.writeHold("writer-0", 1001, LEASE_MS);
+        rw.writeHold("client-z:5", 1001, LEASE_MS);
         lua.redis.set(rw.token, "1001");
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()));
+        rw.assertServesNobody(() -> assertEquals(1L, forceUnlock()), "client-z:5");
 
         assertEquals(0L, lua.redis.exists(rw.write));
         assertEquals("1001", lua.redis.get(rw.token), "the token key is kept: tokens only grow");
@@ -46,8 +47,8 @@ class RwForceUnlockLuaTest extends LuaTestBase {
     @Test
     void forceUnlock_readers_deletesEveryReadHold() throws Exception {
         long end = lua.farEnd();
-        rw.readHold("reader-1", 1001, end);
-        rw.readHold("reader-2", 1002, end);
+        rw.readHold("client-r:1", 1001, end);
+        rw.readHold("client-r:2", 1002, end);
 
         assertEquals(1L, forceUnlock());
 
@@ -56,8 +57,8 @@ class RwForceUnlockLuaTest extends LuaTestBase {
 
     @Test
     void forceUnlock_writerWithItsOwnReadHold_deletesBoth() throws Exception {
-        rw.writeHold("owner-a", 1001, LEASE_MS);
-        rw.readHold("owner-a", 1002, lua.farEnd());
+        rw.writeHold("client-a:1", 1001, LEASE_MS);
+        rw.readHold("client-a:1", 1002, lua.farEnd());
 
         assertEquals(1L, forceUnlock());
 
@@ -67,49 +68,49 @@ class RwForceUnlockLuaTest extends LuaTestBase {
     /* --------------- wake-ups --------------- */
 
     @Test
-    void forceUnlock_writersQueued_wakesTheFirstByNameAndKeepsTheQueueAndRwait() throws Exception {
+    void forceUnlock_writersQueued_wakesTheFirstByNameOnItsClientsChannelAndKeepsTheQueueAndRwait() throws Exception {
         long end = lua.farEnd();
-        rw.writeHold("writer-0", 1001, LEASE_MS);
-        rw.queued("writer-1", 1, end);
-        rw.queued("writer-2", 2, end);
+        rw.writeHold("client-z:5", 1001, LEASE_MS);
+        rw.queued("client-b:7", 1, end);
+        rw.queued("client-c:9", 2, end);
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()), "writer-1");
+        rw.assertWakesWriter(() -> assertEquals(1L, forceUnlock()), "client-b:7", "client-c:9", "client-z:5");
 
-        assertEquals(List.of("writer-1", "writer-2"), rw.queueOrder());
-        assertEquals(List.of(ScoredValue.just(end, "writer-1"), ScoredValue.just(end, "writer-2")),
+        assertEquals(List.of("client-b:7", "client-c:9"), rw.queueOrder());
+        assertEquals(List.of(ScoredValue.just(end, "client-b:7"), ScoredValue.just(end, "client-c:9")),
                 rw.placeEnds());
-        assertEquals("1", lua.redis.get(rw.rwait), "the readers still wait behind writer-1");
+        assertEquals("1", lua.redis.get(rw.rwait), "the readers still wait behind client-b:7");
     }
 
     @Test
     void forceUnlock_firstWriterDead_skipsItAndWakesTheFirstLiveOne() throws Exception {
         long end = lua.farEnd();
-        rw.writeHold("writer-0", 1001, LEASE_MS);
-        rw.queued("dead", 1, 0);
-        rw.queued("live", 2, end);
+        rw.writeHold("client-z:5", 1001, LEASE_MS);
+        rw.queued("client-dead:3", 1, 0);
+        rw.queued("client-live:6", 2, end);
 
-        // The dead writer is skipped, not woken.
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()), "live");
+        // The dead writer is skipped, not woken, though its client listens.
+        rw.assertWakesWriter(() -> assertEquals(1L, forceUnlock()), "client-live:6", "client-dead:3");
 
-        assertEquals(List.of("live"), rw.queueOrder(), "and purged");
+        assertEquals(List.of("client-live:6"), rw.queueOrder(), "and purged");
     }
 
     @Test
     void forceUnlock_readersHeldWriterQueued_wakesTheWriter() throws Exception {
         long end = lua.farEnd();
-        rw.readHold("reader-1", 1001, end);
-        rw.queued("writer-1", 1, end);
+        rw.readHold("client-r:1", 1001, end);
+        rw.queued("client-b:7", 1, end);
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()), "writer-1");
+        rw.assertWakesWriter(() -> assertEquals(1L, forceUnlock()), "client-b:7", "client-r:1");
     }
 
     @Test
     void forceUnlock_readerWaitsNoWriter_deletesRwaitAndWakesEveryReader() throws Exception {
-        rw.writeHold("writer-0", 1001, LEASE_MS);
+        rw.writeHold("client-z:5", 1001, LEASE_MS);
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, forceUnlock()), "released");
+        rw.assertWakesReaders(() -> assertEquals(1L, forceUnlock()), "client-z:5");
 
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
@@ -126,12 +127,12 @@ class RwForceUnlockLuaTest extends LuaTestBase {
     @Test
     void forceUnlock_nothingHeldButWaiters_returnsZeroAndLeavesThemAlone() throws Exception {
         long end = lua.farEnd();
-        rw.queued("writer-1", 1, end);
+        rw.queued("client-b:7", 1, end);
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(0L, forceUnlock()));
+        rw.assertServesNobody(() -> assertEquals(0L, forceUnlock()), "client-b:7");
 
-        assertEquals(List.of("writer-1"), rw.queueOrder());
+        assertEquals(List.of("client-b:7"), rw.queueOrder());
         assertEquals("1", lua.redis.get(rw.rwait));
     }
 }

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code rw-read-release.lua} against a real server, on read holds and writer queues written by
  * hand: the token check, and the wake-up: nobody while other live readers remain, the first live
- * waiting writer by name when the last reader leaves (readers whose lease ran out do not count).
+ * waiting writer by name, on its client's channel alone, when the last reader leaves (readers whose
+ * lease ran out do not count).
  */
 @Tag("redis")
 class RwReadReleaseLuaTest extends LuaTestBase {
@@ -34,61 +35,61 @@ class RwReadReleaseLuaTest extends LuaTestBase {
 
     @Test
     void release_rightOwnerAndToken_removesTheReadHoldAndPublishesNothing() throws Exception {
-        rw.readHold("owner-a", 1001, lua.farEnd());
+        rw.readHold("client-a:1", 1001, lua.farEnd());
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(List.of(1L, ""), release("owner-a", "1001")));
+        rw.assertServesNobody(() -> assertEquals(List.of(1L, ""), release("client-a:1", "1001")), "client-a:1");
 
         assertEquals(0L, lua.redis.exists(rw.all()), "the emptied keys are gone, nothing is created");
     }
 
     @Test
     void release_leaseRanOut_returnsZeroWakesNobodyAndDropsTheStaleHold() throws Exception {
-        rw.readHold("owner-a", 1001, 1);
-        rw.queued("writer-1", 1, lua.farEnd());
+        rw.readHold("client-a:1", 1001, 1);
+        rw.queued("client-b:7", 1, lua.farEnd());
 
-        lua.assertPublishes(rw.wakeups, () -> {
-            assertEquals(List.of(0L, ""), release("owner-a", "1001"), "a read hold whose lease ran out is lost");
-        });
+        rw.assertServesNobody(() -> {
+            assertEquals(List.of(0L, ""), release("client-a:1", "1001"), "a read hold whose lease ran out is lost");
+        }, "client-b:7");
 
         assertEquals(List.of(), rw.readerNames(), "the stale hold is gone");
     }
 
     @Test
     void release_lastReaderWhileTheWriterStillHoldsAfterDowngrade_wakesNobody() throws Exception {
-        rw.writeHold("owner-a", 1000, 30_000);
-        rw.readHold("owner-a", 1001, lua.farEnd());
-        rw.queued("writer-1", 1, lua.farEnd());
+        rw.writeHold("client-a:1", 1000, 30_000);
+        rw.readHold("client-a:1", 1001, lua.farEnd());
+        rw.queued("client-b:7", 1, lua.farEnd());
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(List.of(1L, ""), release("owner-a", "1001")));
+        rw.assertServesNobody(() -> assertEquals(List.of(1L, ""), release("client-a:1", "1001")), "client-b:7");
     }
 
     @Test
     void release_wrongToken_returnsZeroAndChangesNothing() throws Exception {
         long end = lua.farEnd();
-        rw.readHold("owner-a", 1002, end);
-        rw.queued("writer-1", 1, end);
+        rw.readHold("client-a:1", 1002, end);
+        rw.queued("client-b:7", 1, end);
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(List.of(0L, ""), release("owner-a", "1001")));
+        rw.assertServesNobody(() -> assertEquals(List.of(0L, ""), release("client-a:1", "1001")), "client-b:7");
 
-        assertEquals(List.of(ScoredValue.just(end, "owner-a")), lua.redis.zrangeWithScores(rw.readers, 0, -1));
-        assertEquals(Map.of("owner-a", "1002"), lua.redis.hgetall(rw.rtokens));
-        assertEquals(List.of("writer-1"), rw.queueOrder());
+        assertEquals(List.of(ScoredValue.just(end, "client-a:1")), lua.redis.zrangeWithScores(rw.readers, 0, -1));
+        assertEquals(Map.of("client-a:1", "1002"), lua.redis.hgetall(rw.rtokens));
+        assertEquals(List.of("client-b:7"), rw.queueOrder());
     }
 
     @Test
     void release_wrongOwner_returnsZeroAndChangesNothing() throws Exception {
         long end = lua.farEnd();
-        rw.readHold("owner-a", 1001, end);
+        rw.readHold("client-a:1", 1001, end);
 
-        assertEquals(List.of(0L, ""), release("owner-b", "1001"));
+        assertEquals(List.of(0L, ""), release("client-z:1", "1001"));
 
-        assertEquals(List.of(ScoredValue.just(end, "owner-a")), lua.redis.zrangeWithScores(rw.readers, 0, -1));
-        assertEquals(Map.of("owner-a", "1001"), lua.redis.hgetall(rw.rtokens));
+        assertEquals(List.of(ScoredValue.just(end, "client-a:1")), lua.redis.zrangeWithScores(rw.readers, 0, -1));
+        assertEquals(Map.of("client-a:1", "1001"), lua.redis.hgetall(rw.rtokens));
     }
 
     @Test
     void release_notHeld_returnsZeroAndCreatesNothing() throws Exception {
-        assertEquals(List.of(0L, ""), release("owner-a", "1001"));
+        assertEquals(List.of(0L, ""), release("client-a:1", "1001"));
 
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
@@ -98,40 +99,40 @@ class RwReadReleaseLuaTest extends LuaTestBase {
     @Test
     void release_otherLiveReadersRemain_publishesNothingEvenWithWritersQueued() throws Exception {
         long end = lua.farEnd();
-        rw.readHold("owner-a", 1001, end);
-        rw.readHold("reader-b", 1002, end);
-        rw.queued("writer-1", 1, end);
+        rw.readHold("client-a:1", 1001, end);
+        rw.readHold("client-r:2", 1002, end);
+        rw.queued("client-b:7", 1, end);
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(List.of(1L, ""), release("owner-a", "1001")));
+        rw.assertServesNobody(() -> assertEquals(List.of(1L, ""), release("client-a:1", "1001")), "client-b:7");
 
-        assertEquals(List.of("reader-b"), rw.readerNames());
-        assertEquals(Map.of("reader-b", "1002"), lua.redis.hgetall(rw.rtokens));
-        assertEquals(List.of("writer-1"), rw.queueOrder());
+        assertEquals(List.of("client-r:2"), rw.readerNames());
+        assertEquals(Map.of("client-r:2", "1002"), lua.redis.hgetall(rw.rtokens));
+        assertEquals(List.of("client-b:7"), rw.queueOrder());
     }
 
     @Test
-    void release_lastReaderOut_wakesTheFirstWriterByName() throws Exception {
+    void release_lastReaderOut_wakesTheFirstWriterByNameOnItsClientsChannel() throws Exception {
         long end = lua.farEnd();
-        rw.readHold("owner-a", 1001, end);
-        rw.queued("writer-1", 1, end);
-        rw.queued("writer-2", 2, end);
+        rw.readHold("client-a:1", 1001, end);
+        rw.queued("client-b:7", 1, end);
+        rw.queued("client-c:9", 2, end);
 
-        lua.assertPublishes(rw.wakeups,
-                () -> assertEquals(List.of(1L, "writer-1"), release("owner-a", "1001")), "writer-1");
+        rw.assertWakesWriter(() -> assertEquals(List.of(1L, "client-b:7"), release("client-a:1", "1001")),
+                "client-b:7", "client-c:9", "client-a:1");
 
         assertEquals(0L, lua.redis.exists(rw.readers, rw.rtokens));
-        assertEquals(List.of("writer-1", "writer-2"), rw.queueOrder(), "the woken writer keeps its place");
+        assertEquals(List.of("client-b:7", "client-c:9"), rw.queueOrder(), "the woken writer keeps its place");
     }
 
     @Test
     void release_otherReadersAllRanOut_arePurgedAndTheWriterIsWoken() throws Exception {
         long end = lua.farEnd();
-        rw.readHold("owner-a", 1001, end);
-        rw.readHold("reader-dead", 1000, 1);
-        rw.queued("writer-1", 1, end);
+        rw.readHold("client-a:1", 1001, end);
+        rw.readHold("client-rdead:4", 1000, 1);
+        rw.queued("client-b:7", 1, end);
 
-        lua.assertPublishes(rw.wakeups,
-                () -> assertEquals(List.of(1L, "writer-1"), release("owner-a", "1001")), "writer-1");
+        rw.assertWakesWriter(() -> assertEquals(List.of(1L, "client-b:7"), release("client-a:1", "1001")),
+                "client-b:7", "client-rdead:4");
 
         assertEquals(0L, lua.redis.exists(rw.readers, rw.rtokens), "the dead reader is gone from both");
     }
@@ -139,23 +140,23 @@ class RwReadReleaseLuaTest extends LuaTestBase {
     @Test
     void release_deadFirstWriter_isPurgedAndTheNextLiveOneIsWoken() throws Exception {
         long end = lua.farEnd();
-        rw.readHold("owner-a", 1001, end);
-        rw.queued("writer-dead", 1, 1);
-        rw.queued("writer-2", 2, end);
+        rw.readHold("client-a:1", 1001, end);
+        rw.queued("client-dead:3", 1, 1);
+        rw.queued("client-c:9", 2, end);
 
-        lua.assertPublishes(rw.wakeups,
-                () -> assertEquals(List.of(1L, "writer-2"), release("owner-a", "1001")), "writer-2");
+        rw.assertWakesWriter(() -> assertEquals(List.of(1L, "client-c:9"), release("client-a:1", "1001")),
+                "client-c:9", "client-dead:3");
 
-        assertEquals(List.of("writer-2"), rw.queueOrder());
-        assertEquals(List.of("writer-2"), lua.redis.zrange(rw.places, 0, -1));
+        assertEquals(List.of("client-c:9"), rw.queueOrder());
+        assertEquals(List.of("client-c:9"), lua.redis.zrange(rw.places, 0, -1));
     }
 
     @Test
     void release_lastReaderOutOnlyDeadWriters_purgesThemAndPublishesNothing() throws Exception {
-        rw.readHold("owner-a", 1001, lua.farEnd());
-        rw.queued("writer-dead", 1, 1);
+        rw.readHold("client-a:1", 1001, lua.farEnd());
+        rw.queued("client-dead:3", 1, 1);
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(List.of(1L, ""), release("owner-a", "1001")));
+        rw.assertServesNobody(() -> assertEquals(List.of(1L, ""), release("client-a:1", "1001")), "client-dead:3");
 
         assertEquals(0L, lua.redis.exists(rw.all()));
     }

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code rw-write-leave.lua} against a real server, on write holds and writer queues written by
  * hand: the writer leaves its place, and when it was first and no write hold exists, the next live
- * writer is woken by name, or, with none left and a reader waiting, every reader with
- * {@code 'released'}.
+ * writer is woken by name on its client's channel alone, or, with none left and a reader waiting,
+ * every reader with {@code 'released'} on the shared channel.
  */
 @Tag("redis")
 class RwWriteLeaveLuaTest extends LuaTestBase {
@@ -39,32 +39,32 @@ class RwWriteLeaveLuaTest extends LuaTestBase {
 
     @Test
     void leave_queuedWriterNotFirst_removesItAndPublishesNothing() throws Exception {
-        rw.queued(end, "writer-1", "owner-a", "writer-3");
+        rw.queued(end, "client-b:7", "client-a:1", "client-c:9");
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")));
+        rw.assertServesNobody(() -> assertEquals(1L, leave("client-a:1")), "client-b:7", "client-c:9");
 
-        assertEquals(List.of("writer-1", "writer-3"), rw.queueOrder());
-        assertEquals(List.of(ScoredValue.just(end, "writer-1"), ScoredValue.just(end, "writer-3")),
+        assertEquals(List.of("client-b:7", "client-c:9"), rw.queueOrder());
+        assertEquals(List.of(ScoredValue.just(end, "client-b:7"), ScoredValue.just(end, "client-c:9")),
                 rw.placeEnds());
-        assertEquals("1", lua.redis.get(rw.rwait), "readers still wait behind writer-1");
+        assertEquals("1", lua.redis.get(rw.rwait), "readers still wait behind client-b:7");
     }
 
     @Test
     void leave_notQueued_returnsZeroAndChangesNothing() throws Exception {
-        rw.queued(end, "writer-1");
+        rw.queued(end, "client-b:7");
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(0L, leave("owner-a")));
+        rw.assertServesNobody(() -> assertEquals(0L, leave("client-a:1")), "client-b:7", "client-a:1");
 
-        assertEquals(List.of("writer-1"), rw.queueOrder());
-        assertEquals(List.of(ScoredValue.just(end, "writer-1")), rw.placeEnds());
+        assertEquals(List.of("client-b:7"), rw.queueOrder());
+        assertEquals(List.of(ScoredValue.just(end, "client-b:7")), rw.placeEnds());
         assertEquals("1", lua.redis.get(rw.rwait));
     }
 
     @Test
     void leave_emptyQueue_returnsZeroAndCreatesNothing() throws Exception {
-        assertEquals(0L, leave("owner-a"));
+        assertEquals(0L, leave("client-a:1"));
 
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
@@ -72,79 +72,79 @@ class RwWriteLeaveLuaTest extends LuaTestBase {
     /* --------------- wake-ups --------------- */
 
     @Test
-    void leave_firstWithoutWriteHold_wakesTheNextWriterByNameAndKeepsRwait() throws Exception {
-        rw.queued(end, "owner-a", "writer-2", "writer-3");
+    void leave_firstWithoutWriteHold_wakesTheNextWriterByNameOnItsClientsChannelAndKeepsRwait() throws Exception {
+        rw.queued(end, "client-a:1", "client-b:7", "client-c:9");
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")), "writer-2");
+        rw.assertWakesWriter(() -> assertEquals(1L, leave("client-a:1")), "client-b:7", "client-c:9", "client-a:1");
 
         assertEquals(0L, lua.redis.exists(rw.write), "leaving acquires nothing");
-        assertEquals(List.of("writer-2", "writer-3"), rw.queueOrder());
-        assertEquals("1", lua.redis.get(rw.rwait), "readers still wait behind writer-2");
+        assertEquals(List.of("client-b:7", "client-c:9"), rw.queueOrder());
+        assertEquals("1", lua.redis.get(rw.rwait), "readers still wait behind client-b:7");
     }
 
     @Test
     void leave_firstWithoutWriteHoldNextDead_purgesItAndWakesTheNextLiveWriter() throws Exception {
-        rw.queued(end, "owner-a");
-        rw.queued("writer-dead", 2, 1);
-        rw.queued("writer-3", 3, end);
+        rw.queued(end, "client-a:1");
+        rw.queued("client-dead:3", 2, 1);
+        rw.queued("client-c:9", 3, end);
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")), "writer-3");
+        rw.assertWakesWriter(() -> assertEquals(1L, leave("client-a:1")), "client-c:9", "client-dead:3", "client-a:1");
 
-        assertEquals(List.of("writer-3"), rw.queueOrder());
-        assertEquals(List.of("writer-3"), lua.redis.zrange(rw.places, 0, -1));
+        assertEquals(List.of("client-c:9"), rw.queueOrder());
+        assertEquals(List.of("client-c:9"), lua.redis.zrange(rw.places, 0, -1));
     }
 
     @Test
     void leave_lastWriterReaderWaits_deletesRwaitAndWakesEveryReader() throws Exception {
-        rw.queued(end, "owner-a");
+        rw.queued(end, "client-a:1");
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")), "released");
+        rw.assertWakesReaders(() -> assertEquals(1L, leave("client-a:1")), "client-a:1");
 
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
 
     @Test
     void leave_lastLiveWriterReaderWaits_purgesTheDeadAndWakesEveryReader() throws Exception {
-        rw.queued(end, "owner-a");
-        rw.queued("writer-dead", 2, 1);
+        rw.queued(end, "client-a:1");
+        rw.queued("client-dead:3", 2, 1);
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")), "released");
+        rw.assertWakesReaders(() -> assertEquals(1L, leave("client-a:1")), "client-a:1", "client-dead:3");
 
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
 
     @Test
     void leave_lastWriterNoReaderWaits_publishesNothing() throws Exception {
-        rw.queued(end, "owner-a");
+        rw.queued(end, "client-a:1");
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")));
+        rw.assertServesNobody(() -> assertEquals(1L, leave("client-a:1")), "client-a:1");
 
         assertEquals(0L, lua.redis.exists(rw.all()));
     }
 
     @Test
     void leave_firstWithWriteHold_publishesNothingAndKeepsRwait() throws Exception {
-        rw.writeHold("writer-0", 1001, LEASE_MS);
-        rw.queued(end, "owner-a", "writer-2");
+        rw.writeHold("client-z:5", 1001, LEASE_MS);
+        rw.queued(end, "client-a:1", "client-b:7");
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")));
+        rw.assertServesNobody(() -> assertEquals(1L, leave("client-a:1")), "client-b:7", "client-z:5");
 
-        assertEquals(List.of("writer-2"), rw.queueOrder());
+        assertEquals(List.of("client-b:7"), rw.queueOrder());
         assertEquals("1", lua.redis.get(rw.rwait), "the readers wait for the write hold");
-        assertEquals(Map.of("writer-0", "1001"), lua.redis.hgetall(rw.write), "the hold is not touched");
+        assertEquals(Map.of("client-z:5", "1001"), lua.redis.hgetall(rw.write), "the hold is not touched");
     }
 
     @Test
     void leave_lastWriterWithWriteHold_keepsRwaitForTheHoldersRelease() throws Exception {
-        rw.writeHold("writer-0", 1001, LEASE_MS);
-        rw.queued(end, "owner-a");
+        rw.writeHold("client-z:5", 1001, LEASE_MS);
+        rw.queued(end, "client-a:1");
         rw.readerWaits();
 
-        lua.assertPublishes(rw.wakeups, () -> assertEquals(1L, leave("owner-a")));
+        rw.assertServesNobody(() -> assertEquals(1L, leave("client-a:1")), "client-z:5");
 
         assertEquals("1", lua.redis.get(rw.rwait));
     }
