@@ -66,9 +66,11 @@ class ClusterOnRedis62Test {
         RedisServer master = cluster.masterOf(LockKeys.of(prefix, name).lock());
         RedisCommands<String, String> onMaster = opened.commands(master.uri());
         assertFalse(RedisState.shardedPubSub(onMaster), "the bundled server is 6.2: " + master);
-        String channel = LockKeys.of(prefix, name).wakeups();
         DistributedLock holder = client().lock(name);
-        DistributedLock waiting = client().lock(name);
+        RedisSynchronizers waitingClient = client();
+        DistributedLock waiting = waitingClient.lock(name);
+        // A release hands the lock to the waiting client on that client's own channel.
+        String channel = LockKeys.of(prefix, name).clientWakeups(waitingClient.clientId());
         holder.lock();
         Background<Boolean> waiter = Background.start("waiter", () -> {
             waiting.lock();

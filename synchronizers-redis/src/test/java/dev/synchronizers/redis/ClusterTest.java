@@ -158,9 +158,11 @@ class ClusterTest {
         RedisServer master = cluster.masterOf(LockKeys.of(prefix, name).lock());
         RedisCommands<String, String> onMaster = opened.commands(master.uri());
         boolean sharded = RedisState.shardedPubSub(onMaster);
-        String channel = LockKeys.of(prefix, name).wakeups();
         DistributedLock holder = client().lock(name);
-        DistributedLock waiting = client().lock(name);
+        RedisSynchronizers waitingClient = client();
+        DistributedLock waiting = waitingClient.lock(name);
+        // A release hands the lock to the waiting client on that client's own channel.
+        String channel = LockKeys.of(prefix, name).clientWakeups(waitingClient.clientId());
         holder.lock();
         Background<Boolean> waiter = Background.start("waiter", () -> {
             waiting.lock();
@@ -241,7 +243,8 @@ class ClusterTest {
         RedisServer from = cluster.masterOf(key);
         RedisServer to = cluster.masters().stream().filter(m -> !m.equals(from)).findFirst().orElseThrow();
         DistributedLock holder = client().lock(name);
-        DistributedLock waiting = client().lock(name);
+        RedisSynchronizers waitingClient = client();
+        DistributedLock waiting = waitingClient.lock(name);
         holder.lock();
         Background<Boolean> waiter = Background.start("waiter", () -> {
             waiting.lock();
@@ -251,7 +254,7 @@ class ClusterTest {
         Await.until("the waiter sleeps on its wake-up", () -> RedisState.sleepsOnWakeup(waiter.thread()));
 
         cluster.moveSlot(slot, to);
-        String channel = LockKeys.of(prefix, name).wakeups();
+        String channel = LockKeys.of(prefix, name).clientWakeups(waitingClient.clientId());
         RedisCommands<String, String> onTarget = opened.commands(to.uri());
         Await.until("the waiter subscribes on the slot's new master",
                 () -> RedisState.subscribers(onTarget, channel) == 1);
