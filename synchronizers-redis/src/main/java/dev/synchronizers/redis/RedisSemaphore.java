@@ -78,8 +78,11 @@ import org.slf4j.LoggerFactory;
  * than it leaves the line when it is first, so that it holds up nobody behind it, even dead.
  *
  * <p>Redis work: in the steady state a queued acquire is 7 commands and a release that serves the
- * next waiter 13, scripts included; the scripts keep in the holdings the counters and time bounds
- * they would otherwise recompute (see semaphore-acquire.lua and docs/benchmarks.md).
+ * next waiter 13, scripts included, and an acquire + release with nobody in line about 11; the
+ * scripts keep in the holdings the counters and time bounds they would otherwise recompute (see
+ * semaphore-acquire.lua and docs/benchmarks.md). A grant, and any wake-up for one waiter, goes to
+ * the channel of that waiter's client alone ({@code <wakeups>:<client-id>}), so a release costs
+ * one delivery however many clients wait.
  *
  * <p>Unknown outcomes: an acquiring call whose reply does not come in time may have run, or may
  * still run. Its caller gets {@link SynchronizerUnavailableException}, and the acquisition is given
