@@ -13,6 +13,7 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -140,6 +141,39 @@ public final class ChildJvm implements AutoCloseable {
                 return (String) next;
             }
         }
+    }
+
+    /**
+     * Reads the child's standard output until a line starting with each of {@code prefixes} has
+     * appeared, in whatever order (events of different threads of the child), and returns the first
+     * such line of each. Other lines are consumed, as by {@link #awaitLine}.
+     *
+     * @return prefix to the first line starting with it, for every prefix
+     * @throws IllegalStateException if the child's output ends (it exited) or {@code timeout}
+     *     passes before every prefix was seen; the message holds everything the child printed so far
+     * @throws InterruptedException if interrupted while waiting
+     */
+    public Map<String, String> awaitLines(Duration timeout, String... prefixes) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Map<String, String> found = new LinkedHashMap<>();
+        while (found.size() < prefixes.length) {
+            Object next = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (next == null || next == END) {
+                if (next == END) {
+                    lines.add(END);
+                    stderrDrainer.join(1000);
+                }
+                throw failure("printed no lines starting with each of " + Arrays.toString(prefixes)
+                        + " within " + timeout + " (seen: " + found.keySet() + ")" + (next == END ? exitStatus() : ""));
+            }
+            for (String prefix : prefixes) {
+                if (!found.containsKey(prefix) && ((String) next).startsWith(prefix)) {
+                    found.put(prefix, (String) next);
+                    break;
+                }
+            }
+        }
+        return found;
     }
 
     /** Returns everything the child printed so far, standard error lines marked {@code [err]}. */
