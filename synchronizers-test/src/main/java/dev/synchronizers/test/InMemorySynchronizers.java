@@ -387,6 +387,43 @@ public final class InMemorySynchronizers implements Synchronizers {
             return unavailable;
         }
 
+        /**
+         * How many threads, of every client, wait for a signal on a condition of {@code lock(name)},
+         * {@code fairLock(name)} or the write lock of {@code readWriteLock(name)}: a thread counts from
+         * the moment its {@code await} has released the lock until it is signalled, times out or is
+         * interrupted, as {@link java.util.concurrent.locks.ReentrantLock#getWaitQueueLength} counts.
+         * A test waits on it for "the worker now awaits" instead of sleeping. Exact at the moment it is
+         * read (the store's state is one lock); costs one pass over the lock's conditions.
+         *
+         * @param name the lock's name
+         * @return the number of threads waiting for a signal, 0 if none or the name was never used
+         * @throws NullPointerException if {@code name} is null
+         * @throws IllegalArgumentException if {@code name} is empty
+         */
+        public int conditionWaiters(String name) {
+            checkName(name);
+            mutex.lock();
+            try {
+                int waiting = 0;
+                for (LockState.Type type : LockState.Type.values()) {
+                    LockState state = locks.get(type + "\0" + name);
+                    if (state == null) {
+                        continue;
+                    }
+                    for (MemCondition.Waiters waiters : state.conditions.values()) {
+                        for (MemCondition.Node node : waiters.nodes) {
+                            if (!node.signalled) {
+                                waiting++;
+                            }
+                        }
+                    }
+                }
+                return waiting;
+            } finally {
+                mutex.unlock();
+            }
+        }
+
         private void outageLasted(long epoch) {
             mutex.lock();
             try {

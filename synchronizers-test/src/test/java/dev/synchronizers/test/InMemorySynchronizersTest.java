@@ -373,6 +373,61 @@ class InMemorySynchronizersTest {
         assertEquals(2, waiter.get(10, TimeUnit.SECONDS), "the hold count comes back");
     }
 
+    /**
+     * conditionWaiters counts a thread from its await until its signal, exactly at the moment the
+     * signaller's unlock returns: the count a test waits on instead of sleeping.
+     */
+    @Test
+    void conditionWaitersCountsTheThreadsAwaitingASignalOfEveryClient() throws Exception {
+        assertEquals(0, store.conditionWaiters("buffer"), "a name never used");
+        assertThrows(NullPointerException.class, () -> store.conditionWaiters(null));
+        assertThrows(IllegalArgumentException.class, () -> store.conditionWaiters(""));
+        DistributedLock lockA = a.lock("buffer");
+        DistributedLock lockB = b.lock("buffer");
+        Condition indexedA = lockA.newCondition();
+        Condition namedB = lockB.newCondition("ready");
+        Future<Boolean> first = threads.submit(() -> awaitHeld(lockA, indexedA));
+        Future<Boolean> second = threads.submit(() -> awaitHeld(lockB, namedB));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (store.conditionWaiters("buffer") != 2) {
+            assertTrue(System.nanoTime() < deadline, "both wait within 10 s");
+            Thread.onSpinWait();
+        }
+        assertEquals(0, store.conditionWaiters("other"), "another name's conditions are not counted");
+        lockB.lock();
+        try {
+            lockB.newCondition().signal();
+        } finally {
+            lockB.unlock();
+        }
+        assertEquals(1, store.conditionWaiters("buffer"), "the signalled one no longer counts");
+        assertTrue(first.get(10, TimeUnit.SECONDS));
+        lockA.lock();
+        try {
+            lockA.newCondition("ready").signalAll();
+        } finally {
+            lockA.unlock();
+        }
+        assertEquals(0, store.conditionWaiters("buffer"));
+        assertTrue(second.get(10, TimeUnit.SECONDS));
+        lockA.lock();
+        try {
+            assertFalse(indexedA.await(1, TimeUnit.MILLISECONDS));
+        } finally {
+            lockA.unlock();
+        }
+        assertEquals(0, store.conditionWaiters("buffer"), "a timed-out waiter no longer counts");
+    }
+
+    private static boolean awaitHeld(DistributedLock lock, Condition condition) throws InterruptedException {
+        lock.lock();
+        try {
+            return condition.await(10, TimeUnit.SECONDS);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @Test
     void aLatchOpensForEveryClient() throws Exception {
         DistributedCountDownLatch latchA = a.countDownLatch("start");
