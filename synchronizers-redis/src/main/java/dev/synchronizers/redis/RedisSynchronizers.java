@@ -1,5 +1,16 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.client.ClientOptions;
+import dev.synchronizers.redis.client.LibraryVersion;
+import dev.synchronizers.redis.lock.LockCache;
+import dev.synchronizers.redis.lock.LockPolicy;
+import dev.synchronizers.redis.client.Machinery;
+import dev.synchronizers.redis.client.Owner;
+import dev.synchronizers.redis.latch.RedisCountDownLatch;
+import dev.synchronizers.redis.lock.RedisLock;
+import dev.synchronizers.redis.lock.RedisReadWriteLock;
+import dev.synchronizers.redis.semaphore.RedisSemaphore;
+import dev.synchronizers.redis.client.ReplicaAcks;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.LoadingCache;
 import dev.synchronizers.DistributedCountDownLatch;

@@ -1,5 +1,12 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.client.ClientContext;
+import dev.synchronizers.redis.client.ClientOptions;
+import dev.synchronizers.redis.client.LibraryVersion;
+import dev.synchronizers.redis.client.Owner;
+import dev.synchronizers.redis.quorum.QuorumLockBackend;
+import dev.synchronizers.redis.lock.RedisLock;
+import dev.synchronizers.redis.quorum.RedlockNode;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.LoadingCache;
 import dev.synchronizers.DistributedLock;
@@ -82,8 +89,8 @@ public final class Redlock implements AutoCloseable {
     public static final int MIN_NODES = 3;
 
     final String clientId;
-    final List<RedlockNode> nodes;
-    final int quorum;
+    public final List<RedlockNode> nodes;
+    public final int quorum;
     private final long leaseMillis;
     final double clockDriftFactor;
     private final Duration timeout;
@@ -274,12 +281,12 @@ public final class Redlock implements AutoCloseable {
     /* --------------- shared with the locks --------------- */
 
     /** How much earlier than the local clock says a lease of {@code millis} may end on some node. */
-    long driftMillis(long millis) {
+    public long driftMillis(long millis) {
         return driftMillis(millis, clockDriftFactor);
     }
 
     /** The drift allowance of a lease: {@code millis × clockDriftFactor + 2 ms}, rounded up. */
-    static long driftMillis(long millis, double clockDriftFactor) {
+    public static long driftMillis(long millis, double clockDriftFactor) {
         return (long) Math.ceil(millis * clockDriftFactor) + 2;
     }
 

@@ -24,3 +24,8 @@
  * {@code support}) are internal and may change without notice.
  */
 package dev.synchronizers.redis;
+
+import dev.synchronizers.redis.latch.RedisCountDownLatch;
+import dev.synchronizers.redis.lock.RedisLock;
+import dev.synchronizers.redis.lock.RedisReadWriteLock;
+import dev.synchronizers.redis.semaphore.RedisSemaphore;

@@ -1,5 +1,7 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.lock.LockKeys;
+import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

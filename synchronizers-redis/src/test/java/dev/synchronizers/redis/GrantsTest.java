@@ -1,12 +1,13 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.semaphore.Grants;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.LostHold;
-import dev.synchronizers.redis.Grants.Grant;
+import dev.synchronizers.redis.semaphore.Grants.Grant;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import java.util.ArrayList;
 import java.util.List;

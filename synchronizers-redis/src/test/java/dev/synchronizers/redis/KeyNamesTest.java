@@ -1,5 +1,8 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.latch.LatchKeys;
+import dev.synchronizers.redis.lock.LockKeys;
+import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 

@@ -1,5 +1,6 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.client.Machinery;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -1,5 +1,7 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.lock.LockKeys;
+import dev.synchronizers.redis.lock.ServerLockBackend;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

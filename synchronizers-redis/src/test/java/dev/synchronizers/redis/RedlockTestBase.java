@@ -1,5 +1,6 @@
 package dev.synchronizers.redis;
 
+import dev.synchronizers.redis.quorum.RedlockNode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.synchronizers.LostHold;
