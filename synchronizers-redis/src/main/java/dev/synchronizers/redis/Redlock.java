@@ -5,6 +5,7 @@ import dev.synchronizers.redis.client.ClientOptions;
 import dev.synchronizers.redis.client.LibraryVersion;
 import dev.synchronizers.redis.client.Owner;
 import dev.synchronizers.redis.quorum.QuorumLockBackend;
+import dev.synchronizers.redis.quorum.QuorumNodes;
 import dev.synchronizers.redis.lock.RedisLock;
 import dev.synchronizers.redis.quorum.RedlockNode;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -89,8 +90,10 @@ public final class Redlock implements AutoCloseable {
     public static final int MIN_NODES = 3;
 
     final String clientId;
-    public final List<RedlockNode> nodes;
-    public final int quorum;
+    final List<RedlockNode> nodes;
+    final int quorum;
+    /** The nodes as the locks use them. */
+    private final QuorumNodes quorumNodes;
     private final long leaseMillis;
     final double clockDriftFactor;
     private final Duration timeout;
@@ -113,9 +116,9 @@ public final class Redlock implements AutoCloseable {
         this.leaseMillis = options.lease().toMillis();
         this.clockDriftFactor = builder.clockDriftFactor;
         this.timeout = options.commandTimeout();
-        this.quorum = uris.size() / 2 + 1;
+        this.quorum = QuorumNodes.quorumOf(uris.size());
         this.metrics = options.recorder(clientId, true);
-        Duration drift = Duration.ofMillis(driftMillis(leaseMillis));
+        Duration drift = Duration.ofMillis(QuorumNodes.driftMillis(leaseMillis, clockDriftFactor));
         List<RedlockNode> built = new ArrayList<>();
         for (int i = 0; i < uris.size(); i++) {
             built.add(new RedlockNode(i, uris.get(i), options.clientResources(), timeout, leaseMillis, drift, clientId,
@@ -144,6 +147,7 @@ public final class Redlock implements AutoCloseable {
                     + first.getMessage(), first);
         }
         this.nodes = List.copyOf(built);
+        this.quorumNodes = new QuorumNodes(nodes, clockDriftFactor);
         this.wakeups = new WakeupDispatcher(new FanOutTransport(nodes.stream().<PubSubTransport>map(RedlockNode::transport)
                 .toList()), timeout, Owner.prefixOf(clientId), metrics);
         this.events = new EventThread(eventsThreadName());
@@ -154,7 +158,7 @@ public final class Redlock implements AutoCloseable {
                 options.asyncExecutor());
         metrics.clientGauges(this::watchdogEntries, this::pendingRetries, this::subscribedChannels);
         this.locks = Caffeine.newBuilder().weakValues()
-                .build(name -> new RedisLock(new QuorumLockBackend(name, this, context), null));
+                .build(name -> new RedisLock(new QuorumLockBackend(name, quorumNodes, context), null));
         log.info("synchronizers {}: Redlock client {} connected to {} of {} nodes (quorum {}) {}, key prefix '{}'",
                 LibraryVersion.VERSION, clientId, reachable, nodes.size(), quorum,
                 nodes.stream().map(RedlockNode::describe).toList(), options.keyPrefix());
@@ -279,16 +283,6 @@ public final class Redlock implements AutoCloseable {
     }
 
     /* --------------- shared with the locks --------------- */
-
-    /** How much earlier than the local clock says a lease of {@code millis} may end on some node. */
-    public long driftMillis(long millis) {
-        return driftMillis(millis, clockDriftFactor);
-    }
-
-    /** The drift allowance of a lease: {@code millis × clockDriftFactor + 2 ms}, rounded up. */
-    public static long driftMillis(long millis, double clockDriftFactor) {
-        return (long) Math.ceil(millis * clockDriftFactor) + 2;
-    }
 
     /** How many lock objects holds keep reachable, for leak checks. */
     int pinnedCount() {
@@ -534,7 +528,7 @@ public final class Redlock implements AutoCloseable {
                 throw new IllegalStateException("no nodes: call nodes(...)");
             }
             long leaseMillis = options.lease().toMillis();
-            if (driftMillis(leaseMillis, clockDriftFactor) >= leaseMillis / 2) {
+            if (QuorumNodes.driftMillis(leaseMillis, clockDriftFactor) >= leaseMillis / 2) {
                 throw new IllegalStateException("the drift allowance (lease × clockDriftFactor + 2 ms) must be under half"
                         + " the lease: lease " + leaseMillis + " ms, clockDriftFactor " + clockDriftFactor);
             }

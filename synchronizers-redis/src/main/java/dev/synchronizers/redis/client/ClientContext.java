@@ -1,7 +1,5 @@
 package dev.synchronizers.redis.client;
 
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.support.Replies;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
@@ -25,7 +23,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * What every synchronizer of one client shares, whichever entry point built it
- * ({@link RedisSynchronizers} or {@link Redlock}): the client's id and key prefix, its lease and
+ * ({@code RedisSynchronizers} or {@code Redlock}): the client's id and key prefix, its lease and
  * command timeout, its wake-ups, listeners and metrics, the owner strings of its threads, the
  * synchronizers its holds keep reachable, and whether it is open.
  *

@@ -1,7 +1,5 @@
 package dev.synchronizers.redis.client;
 
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.redis.metrics.MicrometerRecorder;
 import dev.synchronizers.redis.metrics.Recorder;
@@ -16,8 +14,8 @@ import java.util.concurrent.Executor;
 import java.util.function.Function;
 
 /**
- * The settings both entry points share ({@link RedisSynchronizers.Builder} and
- * {@link Redlock.Builder}): key prefix, lease, command timeout, lost-hold listeners and meters, with
+ * The settings both entry points share ({@code RedisSynchronizers.Builder} and
+ * {@code Redlock.Builder}): key prefix, lease, command timeout, lost-hold listeners and meters, with
  * their defaults and their checks, so that the same bad value gets the same exception and message
  * from either builder. Each builder owns one and its shared setters delegate to it; the builders'
  * javadoc states the contract each setting has for its client.

@@ -14,7 +14,7 @@ public final class LibraryVersion {
     }
 
     private static String read() {
-        try (InputStream in = LibraryVersion.class.getResourceAsStream("synchronizers-version.properties")) {
+        try (InputStream in = LibraryVersion.class.getResourceAsStream("/dev/synchronizers/redis/synchronizers-version.properties")) {
             if (in == null) {
                 return "unknown";
             }

@@ -1,8 +1,5 @@
 package dev.synchronizers.redis.client;
 
-import dev.synchronizers.redis.lock.LockCache;
-import dev.synchronizers.redis.lock.LockKeys;
-import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.RenewReply;
@@ -71,22 +68,22 @@ public final class Machinery extends ClientContext {
     /** How often an acquisition paused by a switch in progress looks whether it is done. */
     private static final long SWITCH_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     /**
-     * Whether non-fair locks are cached between uses ({@link RedisSynchronizers.Builder#lockCaching};
+     * Whether non-fair locks are cached between uses ({@code RedisSynchronizers.Builder.lockCaching};
      * docs/design/lock-caching.md).
      */
     public final boolean lockCaching;
     /**
-     * How many fencing tokens a lock cache reserves at a time: {@link LockCache#BLOCK}, smaller only
-     * in tests ({@link RedisSynchronizers#cacheBlockForTests}), so that a block runs out after a few takes.
+     * How many fencing tokens a lock cache reserves at a time: {@link CachedLock#BLOCK}, smaller only
+     * in tests ({@code RedisSynchronizers.cacheBlockForTests}), so that a block runs out after a few takes.
      */
-    public volatile long cacheBlock = LockCache.BLOCK;
+    public volatile long cacheBlock = CachedLock.BLOCK;
     /**
-     * Test hook ({@link RedisSynchronizers#onReservationAnsweredForTests}): run by a thread whose
+     * Test hook ({@code RedisSynchronizers.onReservationAnsweredForTests}): run by a thread whose
      * block reservation Redis answered, before it settles it under the cache's guard; null normally.
      */
     public volatile Runnable reservationAnsweredForTests;
     /** This client's lock caches by lock key, for the asks that other clients send (lock-ask.lua). */
-    private final Map<String, LockCache> caches = new ConcurrentHashMap<>();
+    private final Map<String, CachedLock> caches = new ConcurrentHashMap<>();
     /** Whether this client listens on its ask channel; set once the subscription is confirmed. */
     private final AtomicBoolean listeningForAsks = new AtomicBoolean();
     /** Orders the first subscription to the ask channel. */
@@ -124,7 +121,7 @@ public final class Machinery extends ClientContext {
      * round trip, once per client). If that subscription cannot be made now, asks reach the cache
      * through its renewal's answer, and the next cache tries again.
      */
-    public void caching(String lockKey, LockCache cache) {
+    public void caching(String lockKey, CachedLock cache) {
         caches.put(lockKey, cache);
         if (listeningForAsks.get()) {
             return;
@@ -132,7 +129,7 @@ public final class Machinery extends ClientContext {
         membershipOfAsks.lock();
         try {
             if (!listeningForAsks.get()) {
-                wakeups.listen(LockKeys.askChannel(keyPrefix, clientId), this::askedBack, watchdog.executor());
+                wakeups.listen(askChannel(keyPrefix, clientId), this::askedBack, watchdog.executor());
                 listeningForAsks.set(true);
             }
         } catch (SynchronizerUnavailableException e) {
@@ -166,7 +163,7 @@ public final class Machinery extends ClientContext {
      * expires with its lease in Redis.
      */
     public void giveBackCaches() {
-        for (LockCache cache : caches.values()) {
+        for (CachedLock cache : caches.values()) {
             cache.giveBackOnClose();
         }
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -204,7 +201,7 @@ public final class Machinery extends ClientContext {
 
     /** How many locks this client caches with no thread inside, for leak checks. */
     public int idleCaches() {
-        return (int) caches.values().stream().filter(LockCache::idle).count();
+        return (int) caches.values().stream().filter(CachedLock::idle).count();
     }
 
     /**
@@ -212,22 +209,31 @@ public final class Machinery extends ClientContext {
      * as the watchdog finds a hold's thread ended): each is reported abandoned and its cache given back.
      */
     public void checkAbandonedCaches() {
-        for (LockCache cache : caches.values()) {
+        for (CachedLock cache : caches.values()) {
             cache.checkAbandoned();
         }
     }
 
     /** Forgets {@code cache} as the cache of {@code lockKey}, unless another one took its place. */
-    public void notCaching(String lockKey, LockCache cache) {
+    public void notCaching(String lockKey, CachedLock cache) {
         caches.remove(lockKey, cache);
     }
 
     /** Another client asks for the lock {@code lockKey} (a message on this client's ask channel). */
     private void askedBack(String lockKey) {
-        LockCache cache = caches.get(lockKey);
+        CachedLock cache = caches.get(lockKey);
         if (cache != null) {
             cache.askedBack();
         }
+    }
+
+    /**
+     * The channel on which other clients ask the client {@code clientId} to give back a lock it
+     * caches ({@code lock-ask.lua}; docs/design/lock-caching.md): one per client, under the client
+     * id's hash tag.
+     */
+    public static String askChannel(String prefix, String clientId) {
+        return HashTag.base(prefix, "client", clientId) + ":asks";
     }
 
     /**
@@ -241,7 +247,7 @@ public final class Machinery extends ClientContext {
         if (cacherId.isEmpty()) {
             return false;
         }
-        scripts.run(Script.LOCK_ASK, new String[] {LockKeys.askChannel(keyPrefix, cacherId)}, lockKey)
+        scripts.run(Script.LOCK_ASK, new String[] {askChannel(keyPrefix, cacherId)}, lockKey)
                 .whenComplete((reply, failure) -> {
                     if (failure != null) {
                         log.debug("could not ask client {} to give back '{}': {}", cacherId, lockKey, failure.toString());

@@ -1,7 +1,5 @@
 package dev.synchronizers.redis.client;
 
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.Redlock;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;

@@ -1,6 +1,5 @@
 package dev.synchronizers.redis.client;
 
-import dev.synchronizers.redis.RedisSynchronizers;
 import java.time.Duration;
 
 /**

@@ -3,8 +3,6 @@ package dev.synchronizers.redis.lock;
 import dev.synchronizers.redis.client.Acquirer;
 import dev.synchronizers.redis.client.ClientContext;
 import dev.synchronizers.redis.client.Owner;
-import dev.synchronizers.redis.quorum.QuorumLockBackend;
-import dev.synchronizers.redis.condition.RedisCondition;
 import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
@@ -17,7 +15,7 @@ import java.util.function.Consumer;
  * The Redis side of one lock, below its {@code java.util.concurrent} facade ({@link RedisLock}):
  * how a thread's acquisition, release and force reach the servers, and what they answer to the
  * queries. Two kinds: one server, whatever its topology ({@link ServerLockBackend}: standalone,
- * Sentinel, Cluster), and a quorum of independent servers ({@link QuorumLockBackend}: Redlock).
+ * Sentinel, Cluster), and a quorum of independent servers ({@code QuorumLockBackend}: Redlock).
  *
  * <p>A backend owns what the facade and it share of one lock in this client: this JVM's holds
  * ({@link Holds}, which only the facade adds to) and the waiters' line ({@link Acquirer}). The

@@ -1,6 +1,7 @@
 package dev.synchronizers.redis.lock;
 
 import dev.synchronizers.redis.client.Attempt;
+import dev.synchronizers.redis.client.CachedLock;
 import dev.synchronizers.redis.client.ClientContext;
 import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.redis.client.Owner;
@@ -64,12 +65,12 @@ import org.slf4j.LoggerFactory;
  * cache are kept ({@link #UNCONFIRMED_LIMIT} at most), and reported lost with the cache if it turns
  * out lost: a holder whose hold may have overlapped another client's always hears of it, if late.
  */
-public final class LockCache {
+public final class LockCache implements CachedLock {
 
     private static final Logger log = LoggerFactory.getLogger(LockCache.class);
 
     /** How many fencing tokens one reservation gives: a second of the server's clock. */
-    public static final long BLOCK = 1L << 20;
+    public static final long BLOCK = CachedLock.BLOCK;
 
     /** Why a cache ended: its {@code cause} tag ({@link SynchronizerMeters#cacheEnded}) and what the log says. */
     enum Ending {
@@ -253,6 +254,7 @@ public final class LockCache {
     }
 
     /** Whether the lock is cached with no thread of the client inside. */
+    @Override
     public boolean idle() {
         guard.lock();
         try {
@@ -749,6 +751,7 @@ public final class LockCache {
      * tells the takes it did not confirm, as a renewal would, and the closing client waits for
      * that ({@link Machinery#giveBackCaches}). A held one is left to its lease, as a thread's hold is.
      */
+    @Override
     public void giveBackOnClose() {
         String giveBack;
         Watchdog.Lease ending;
@@ -783,6 +786,7 @@ public final class LockCache {
      * Told that another client asks for the lock, by a message on this client's ask channel or by
      * the watchdog (a renewal's answer): an idle cache goes back at once, a held one at its release.
      */
+    @Override
     public void askedBack() {
         Take abandoned = null;
         guard.lock();
@@ -805,6 +809,7 @@ public final class LockCache {
      * {@code ABANDONED} and the cache given back, which wakes the client's threads waiting behind
      * it (they sleep until the holder's release, and none will come).
      */
+    @Override
     public void checkAbandoned() {
         Take abandoned = null;
         guard.lock();

@@ -1,8 +1,7 @@
 package dev.synchronizers.redis.lock;
 
 import dev.synchronizers.redis.client.HashTag;
-import dev.synchronizers.redis.condition.RedisCondition;
-import dev.synchronizers.redis.Redlock;
+import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.redis.script.Script;
 
 /**
@@ -35,7 +34,7 @@ public record LockKeys(String lock, String token, String queue, String places, S
     }
 
     /**
-     * The keys of a {@link Redlock}'s {@code lock(name)} on each of its nodes: apart from a
+     * The keys of a {@code Redlock}'s {@code lock(name)} on each of its nodes: apart from a
      * single-server lock of the same name and prefix.
      */
     public static LockKeys redlock(String prefix, String name) {
@@ -67,7 +66,7 @@ public record LockKeys(String lock, String token, String queue, String places, S
      * id's hash tag.
      */
     public static String askChannel(String prefix, String clientId) {
-        return HashTag.base(prefix, "client", clientId) + ":asks";
+        return Machinery.askChannel(prefix, clientId);
     }
 
     /**

@@ -5,9 +5,6 @@ import dev.synchronizers.redis.client.AsyncLine;
 import dev.synchronizers.redis.client.ClientContext;
 import dev.synchronizers.redis.client.LostHoldListeners;
 import dev.synchronizers.redis.client.Machinery;
-import dev.synchronizers.redis.quorum.QuorumLockBackend;
-import dev.synchronizers.redis.condition.RedisCondition;
-import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LockHandle;
 import dev.synchronizers.LockSnapshot;
@@ -25,11 +22,11 @@ import java.util.concurrent.locks.Condition;
 /**
  * The reentrant lock behind every lock of the library: {@link dev.synchronizers.Synchronizers#lock}
  * (non-fair), {@link dev.synchronizers.Synchronizers#fairLock} (fair), both halves of
- * {@link dev.synchronizers.Synchronizers#readWriteLock}, and {@link Redlock#lock} (a quorum of
+ * {@link dev.synchronizers.Synchronizers#readWriteLock}, and {@code Redlock.lock} (a quorum of
  * independent servers). This class is the {@code java.util.concurrent} facade: argument checks,
  * re-entry, this JVM's holds, lost-hold errors and reports, and keeping a held lock reachable. What
  * goes to Redis is its {@link LockBackend}'s: one server ({@link ServerLockBackend}, with the
- * {@link LockPolicy} of its kind) or a quorum ({@link QuorumLockBackend}).
+ * {@link LockPolicy} of its kind) or a quorum ({@code QuorumLockBackend}).
  *
  * <p>A hold is owned by one thread of one client. Reentrancy is counted in this object
  * ({@link Holds}); Redis sees only the first acquisition, which issues the fencing token, and the

@@ -1,5 +1,6 @@
 package dev.synchronizers.redis.lock;
 
+import dev.synchronizers.redis.client.LossSignal;
 import dev.synchronizers.LockHandle;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;

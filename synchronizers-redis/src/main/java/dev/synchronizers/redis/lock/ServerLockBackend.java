@@ -5,8 +5,6 @@ import dev.synchronizers.redis.client.Attempt;
 import dev.synchronizers.redis.client.LocalLine;
 import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.redis.client.QueuePlace;
-import dev.synchronizers.redis.condition.RedisCondition;
-import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.ReadWriteLockSnapshot;
@@ -90,7 +88,7 @@ public final class ServerLockBackend extends LockBackend {
     private final ReentrantLock giveBackOrder = new ReentrantLock();
     /**
      * This client's cache of the lock, if the client caches non-fair locks
-     * ({@link RedisSynchronizers.Builder#lockCaching}); otherwise null.
+     * ({@code RedisSynchronizers.Builder.lockCaching}); otherwise null.
      */
     private final LockCache cache;
 

@@ -2,6 +2,7 @@ package dev.synchronizers.redis.metrics;
 
 import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.script.ScriptCalls;
 import java.util.function.IntSupplier;
 
 /**
@@ -12,7 +13,7 @@ import java.util.function.IntSupplier;
  * <p>Implementations must be thread-safe and must not block or throw: they are called on
  * application threads, on the watchdog thread and on Lettuce's event loop.
  */
-public interface Recorder {
+public interface Recorder extends ScriptCalls {
 
     /** Records nothing. */
     Recorder NONE = new Recorder() {
@@ -75,23 +76,6 @@ public interface Recorder {
      * @param hold the lost-hold event
      */
     default void lost(LostHold hold) {
-    }
-
-    /**
-     * One script call was sent.
-     *
-     * @param script the script
-     */
-    default void scriptCalled(Script script) {
-    }
-
-    /**
-     * A script call met NOSCRIPT and was sent again with the script's text (or, when the answer
-     * came after the command timeout, failed unanswered).
-     *
-     * @param script the script
-     */
-    default void noScript(Script script) {
     }
 
     /**

@@ -9,13 +9,10 @@ import dev.synchronizers.redis.lock.LockBackend;
 import dev.synchronizers.redis.lock.LockKeys;
 import dev.synchronizers.redis.client.Owner;
 import dev.synchronizers.redis.lock.RedisLock;
-import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
-import dev.synchronizers.redis.quorum.QuorumLease;
-import dev.synchronizers.redis.quorum.Tally;
 import dev.synchronizers.redis.script.AcquireReply;
 import dev.synchronizers.redis.script.LockPicture;
 import dev.synchronizers.redis.script.RenewReply;
@@ -40,8 +37,8 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
- * The backend of a {@link Redlock}'s lock: held while a quorum of its nodes hold it. See
- * {@link Redlock} for the protocol and the project's semantics document for why its fencing tokens
+ * The backend of a {@code Redlock}'s lock: held while a quorum of its nodes hold it. See
+ * {@code Redlock} for the protocol and the project's semantics document for why its fencing tokens
  * increase. The per-node leases and the rule that makes them one hold are {@link QuorumLease}'s;
  * the counting of the nodes' replies is {@link Tally}'s.
  *
@@ -57,13 +54,13 @@ public final class QuorumLockBackend extends LockBackend {
     /** The longest random back-off after an attempt that got some grants but not a quorum. */
     private static final int MAX_BACKOFF_MILLIS = 30;
 
-    private final Redlock redlock;
+    private final QuorumNodes redlock;
 
-    public QuorumLockBackend(String name, Redlock redlock, ClientContext context) {
+    public QuorumLockBackend(String name, QuorumNodes redlock, ClientContext context) {
         this(name, LockKeys.redlock(context.keyPrefix, name), redlock, context);
     }
 
-    private QuorumLockBackend(String name, LockKeys keys, Redlock redlock, ClientContext context) {
+    private QuorumLockBackend(String name, LockKeys keys, QuorumNodes redlock, ClientContext context) {
         super(name, KIND, keys, context, true, keys.wakeups());
         this.redlock = redlock;
     }

@@ -1,6 +1,5 @@
 package dev.synchronizers.redis.quorum;
 
-import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.redis.support.Disconnected;
@@ -24,7 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One node of a {@link Redlock}: its connections, script registry and watchdog. A node that could
+ * One node of a {@code Redlock}: its connections, script registry and watchdog. A node that could
  * not be reached when the client started is connected later, by its watchdog at each tick; until
  * then every command to it fails at once, as a command to a disconnected node does, and its
  * subscriptions are refused. Once connected it serves like any other: renewals take the holds

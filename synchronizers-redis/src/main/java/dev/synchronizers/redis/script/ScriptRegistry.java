@@ -1,6 +1,5 @@
 package dev.synchronizers.redis.script;
 
-import dev.synchronizers.redis.metrics.Recorder;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisNoScriptException;
@@ -53,7 +52,7 @@ public final class ScriptRegistry {
     static final long RETRY_MILLIS = 50;
 
     private final RedisScriptingAsyncCommands<String, String> redis;
-    private final Recorder recorder;
+    private final ScriptCalls recorder;
     private final long retryNanos;
     private final Map<Script, String> texts = new EnumMap<>(Script.class);
     private final Map<Script, String> shas = new EnumMap<>(Script.class);
@@ -65,7 +64,7 @@ public final class ScriptRegistry {
      * @throws UncheckedIOException if a script is missing from the classpath
      */
     public ScriptRegistry(RedisScriptingAsyncCommands<String, String> redis) {
-        this(redis, Recorder.NONE, Duration.ZERO);
+        this(redis, ScriptCalls.NONE, Duration.ZERO);
     }
 
     /**
@@ -79,7 +78,7 @@ public final class ScriptRegistry {
      *     EVAL; zero: never send a refused call again, and always follow NOSCRIPT
      * @throws UncheckedIOException if a script is missing from the classpath
      */
-    public ScriptRegistry(RedisScriptingAsyncCommands<String, String> redis, Recorder recorder, Duration retryFor) {
+    public ScriptRegistry(RedisScriptingAsyncCommands<String, String> redis, ScriptCalls recorder, Duration retryFor) {
         this.redis = redis;
         this.recorder = recorder;
         this.retryNanos = retryFor.toNanos();

@@ -1,6 +1,6 @@
 package dev.synchronizers.redis.semaphore;
 
-import dev.synchronizers.redis.lock.LossSignal;
+import dev.synchronizers.redis.client.LossSignal;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import java.util.ArrayList;

@@ -1,11 +1,8 @@
-package dev.synchronizers.redis.condition;
+package dev.synchronizers.redis.lock;
 
 import dev.synchronizers.redis.client.Acquirer;
 import dev.synchronizers.redis.client.ClientContext;
-import dev.synchronizers.redis.lock.Holds;
-import dev.synchronizers.redis.lock.LockKeys;
 import dev.synchronizers.redis.client.Machinery;
-import dev.synchronizers.redis.lock.RedisLock;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;

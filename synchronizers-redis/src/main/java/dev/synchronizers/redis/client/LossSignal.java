@@ -1,4 +1,4 @@
-package dev.synchronizers.redis.lock;
+package dev.synchronizers.redis.client;
 
 import dev.synchronizers.LostHold;
 import java.util.concurrent.CancellationException;
@@ -9,7 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The {@code lost()} stage of one handle ({@link RedisLockHandle}, a semaphore's permit handle):
+ * The {@code lost()} stage of one handle ({@code RedisLockHandle}, a semaphore's permit handle):
  * settled once, by the loss (with its report) or by the release (cancelled), whichever comes
  * first, and completed on the client's async executor, so that neither a network thread nor the
  * watchdog thread runs what users chain on it. A closed client's executor may refuse the task: the
