@@ -14,18 +14,12 @@
  *       them.</li>
  * </ul>
  *
- * <p>Everything else in this package is package-private, and callers never name it: the
- * synchronizers themselves ({@code RedisLock}, {@code RedisReadWriteLock}, {@code RedisSemaphore},
- * {@code RedisCountDownLatch} and the lock behind {@code Redlock.lock}), reached only through the
- * {@code dev.synchronizers} interfaces the entry points return; the mechanism they share (the wait
- * loop, this JVM's holds, the lost-hold listeners); the settings both builders share; and each
- * synchronizer's key names, built in one place per synchronizer. The sub-packages ({@code script},
- * {@code watchdog}, {@code wakeup}, {@code topology}, {@code quorum}, {@code metrics},
- * {@code support}) are internal and may change without notice.
+ * <p>Nothing else here is public API. The code behind the entry points lives in sub-packages by
+ * subject, all internal (a module descriptor exports this package only, and each sub-package says
+ * "Internal: may change without notice"): {@code lock} (the lock, fair lock and read-write lock with
+ * their backends, cache, conditions and handles), {@code semaphore}, {@code latch}, {@code quorum}
+ * (the Redlock's lock backend and vote counting), {@code client} (what every synchronizer of one
+ * client shares: the context, the wait loop, owners, options), and the machinery below them:
+ * {@code topology}, {@code watchdog}, {@code wakeup}, {@code metrics}, {@code script}, {@code support}.
  */
 package dev.synchronizers.redis;
-
-import dev.synchronizers.redis.latch.RedisCountDownLatch;
-import dev.synchronizers.redis.lock.RedisLock;
-import dev.synchronizers.redis.lock.RedisReadWriteLock;
-import dev.synchronizers.redis.semaphore.RedisSemaphore;
