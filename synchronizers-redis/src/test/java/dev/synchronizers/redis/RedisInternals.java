@@ -1,6 +1,8 @@
 package dev.synchronizers.redis;
 
 import dev.synchronizers.Synchronizers;
+import dev.synchronizers.redis.quorum.RedlockNode;
+import java.util.List;
 
 /** Test bridge to the package-private diagnostics of {@link RedisSynchronizers}. */
 public final class RedisInternals {
@@ -61,5 +63,30 @@ public final class RedisInternals {
     /** Lock objects a Redlock client's holds keep reachable. */
     public static int pinnedCount(Redlock redlock) {
         return redlock.pinnedCount();
+    }
+
+    /** Lock objects the client's holds keep reachable. */
+    public static int pinnedSynchronizers(Synchronizers synchronizers) {
+        return ((RedisSynchronizers) synchronizers).pinnedSynchronizers();
+    }
+
+    /** Makes the client's lock caches reserve {@code tokens} fencing tokens at a time. */
+    public static void cacheBlockForTests(Synchronizers synchronizers, long tokens) {
+        ((RedisSynchronizers) synchronizers).cacheBlockForTests(tokens);
+    }
+
+    /** Runs {@code hook} when a cache's token reservation is answered (see RedisSynchronizers). */
+    public static void onReservationAnsweredForTests(Synchronizers synchronizers, Runnable hook) {
+        ((RedisSynchronizers) synchronizers).onReservationAnsweredForTests(hook);
+    }
+
+    /** Locks the client caches now (same as {@link #activeCaches}). */
+    public static int cachedLocks(Synchronizers synchronizers) {
+        return ((RedisSynchronizers) synchronizers).cachedLocks();
+    }
+
+    /** A Redlock client's nodes, in node order. */
+    public static List<RedlockNode> nodes(Redlock redlock) {
+        return redlock.nodes;
     }
 }

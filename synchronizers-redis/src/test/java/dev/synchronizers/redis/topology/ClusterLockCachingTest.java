@@ -1,0 +1,374 @@
+package dev.synchronizers.redis.topology;
+
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.lock.LockKeys;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.fixture.Await;
+import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.testkit.RedisCluster;
+import dev.synchronizers.testkit.RedisServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Queue;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * Lock caching ({@code lockCaching(true)}; docs/design/lock-caching.md) on a Redis Cluster of 3
+ * masters and 3 replicas, started once for the class: a client's cached lock, idle or held, is
+ * asked back by another client through the cacher's standing ask channel
+ * ({@code <prefix>:client:{<id>}:asks}, on its own slot's shard) and handed over, with fencing
+ * tokens strictly increasing; still after the slots of the ask channel and of the lock moved to
+ * other masters, and after a failover of the master that serves both.
+ *
+ * <p>The lease is long enough that no renewal of the cache comes within a wait for it, so that a
+ * hand-over is the ask message's doing alone (the renewal, which would ask it back too, is the
+ * backstop for a lost message); the failover test uses a short lease, so that a cache lost in it
+ * would be found and reported.
+ */
+@Tag("topology")
+class ClusterLockCachingTest {
+
+    /** Longer than three waits: no renewal (every third of it) asks a cache back within one. */
+    private static final Duration NO_RENEWAL_WITHIN_A_WAIT = Duration.ofMinutes(10);
+    /** Short, so that a cache lost in a failover is found within seconds. */
+    private static final Duration SHORT_LEASE = Duration.ofSeconds(6);
+    /** How long a test waits for what the contract promises before it fails rather than hang. */
+    private static final long PATIENCE_SECONDS = 60;
+
+    private static RedisCluster cluster;
+
+    private final Opened opened = new Opened();
+    private String prefix;
+    private String name;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = RedisCluster.start();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @BeforeEach
+    void names(TestInfo test) {
+        prefix = "cc-" + UUID.randomUUID().toString().substring(0, 8);
+        name = test.getTestMethod().orElseThrow().getName();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        opened.closeAll();
+    }
+
+    /**
+     * An idle cached lock and a held one, each asked back by another client: the idle one is
+     * handed over at once, the held one at its holder's unlock, never before; every token is
+     * above the one before it, whoever took it.
+     */
+    @Test
+    void cachedLock_idleAndHeld_askedBackAndHandedOverWithIncreasingTokens() throws Exception {
+        RedisSynchronizers cacher = client(NO_RENEWAL_WITHIN_A_WAIT, true, new ConcurrentLinkedQueue<>());
+        RedisSynchronizers other = client(NO_RENEWAL_WITHIN_A_WAIT, true, new ConcurrentLinkedQueue<>());
+
+        handOverIdle(cacher.lock(name), other.lock(name));
+        handOverHeld(cacher.lock(name + "-held"), other.lock(name + "-held"));
+    }
+
+    /**
+     * The slots of the cacher's ask channel and of the lock each moved to another master while
+     * the lock is cached: the standing subscription follows its slot, and the ask still reaches
+     * the cacher, for an idle cache and for a held one.
+     */
+    @Test
+    void cachedLock_askChannelAndLockSlotsMoved_stillAskedBackAndHandedOver() throws Exception {
+        RedisSynchronizers cacher = client(NO_RENEWAL_WITHIN_A_WAIT, true, new ConcurrentLinkedQueue<>());
+        RedisSynchronizers other = client(NO_RENEWAL_WITHIN_A_WAIT, false, new ConcurrentLinkedQueue<>());
+        Tokens tokens = new Tokens();
+        DistributedLock idle = cacher.lock(name);
+        idle.lock();
+        tokens.add(idle.fencingToken());
+        idle.unlock();
+        String askChannel = LockKeys.askChannel(prefix, cacherId(name));
+
+        moveElsewhere(askChannel);
+        moveElsewhere(LockKeys.of(prefix, name).lock());
+        awaitListening(askChannel);
+        DistributedLock asker = other.lock(name);
+        assertTrue(asker.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the idle cached lock");
+        tokens.add(asker.fencingToken());
+        asker.unlock();
+
+        String heldName = name + "-held";
+        DistributedLock held = cacher.lock(heldName);
+        held.lock();
+        long holderToken = held.fencingToken();
+        Tokens heldTokens = new Tokens();
+        heldTokens.add(holderToken);
+        moveElsewhere(askChannel);
+        moveElsewhere(LockKeys.of(prefix, heldName).lock());
+        awaitListening(askChannel);
+        DistributedLock waiting = other.lock(heldName);
+        Background<Long> waiter = Background.start("asker", () -> lockAndUnlock(waiting));
+        awaitAsked(heldName);
+        held.unlock();
+        heldTokens.add(waiter.get());
+    }
+
+    /**
+     * A failover (CLUSTER FAILOVER) of the master that serves both the cacher's ask channel and
+     * the lock, while one cached lock is idle and another is held and asked for by a waiting
+     * client: the held one is handed over at its unlock, or, if the failover lost it, reported
+     * lost (to the listener, and by unlock()); the waiter gets it either way, and afterwards the
+     * idle one is asked back and handed over too. Tokens increase throughout.
+     */
+    @Test
+    void cachedLock_failoverOfTheCachersMaster_handedOverOrReportedLost() throws Exception {
+        Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+        RedisSynchronizers cacher = client(SHORT_LEASE, true, lost);
+        RedisSynchronizers other = client(SHORT_LEASE, false, new ConcurrentLinkedQueue<>());
+        Tokens tokens = new Tokens();
+        // Both locks on the master of the cacher's ask channel, found from a first cached lock's field.
+        DistributedLock probe = cacher.lock(name);
+        probe.lock();
+        probe.unlock();
+        String askChannel = LockKeys.askChannel(prefix, cacherId(name));
+        RedisServer master = cluster.masterOf(askChannel);
+        String idleName = nameOn(master, name + "-idle");
+        String heldName = nameOn(master, name + "-held");
+
+        DistributedLock idle = cacher.lock(idleName);
+        idle.lock();
+        tokens.add(idle.fencingToken());
+        idle.unlock();
+        DistributedLock held = cacher.lock(heldName);
+        held.lock();
+        long holderToken = held.fencingToken();
+        Tokens heldTokens = new Tokens();
+        heldTokens.add(holderToken);
+        DistributedLock waiting = other.lock(heldName);
+        Background<Long> waiter = Background.start("asker", () -> lockAndUnlock(waiting));
+        awaitAsked(heldName);
+
+        cluster.failover(cluster.replicasOf(master).get(0));
+        awaitListening(askChannel);
+        boolean reportedLost;
+        try {
+            held.unlock();
+            reportedLost = false;
+        } catch (LostHoldException e) {
+            reportedLost = true;
+        } catch (SynchronizerUnavailableException e) {
+            reportedLost = false;   // the give-back is retried until Redis answers
+        }
+        long waiterToken = waiter.get();
+        if (reportedLost) {
+            assertTrue(lost.stream().anyMatch(hold -> hold.fencingToken() == holderToken),
+                    "unlock() found the hold lost, and so did the listener: " + lost);
+        } else {
+            assertTrue(lost.stream().noneMatch(hold -> hold.fencingToken() == holderToken),
+                    "reported lost, yet unlock() released it: " + lost);
+        }
+        heldTokens.add(waiterToken);
+
+        DistributedLock asker = other.lock(idleName);
+        assertTrue(asker.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the idle cached lock");
+        tokens.add(asker.fencingToken());
+        asker.unlock();
+        System.out.printf("cluster failover under a held cached lock: %s%n",
+                reportedLost ? "the hold was lost and reported" : "the hold survived and was handed over");
+    }
+
+    /**
+     * The master serving a held cached lock killed (SIGKILL) soon after the cache was taken, its
+     * replica paused meanwhile, and the replica promoted: whether the promoted replica has the cache
+     * depends on what reached it, so either outcome is allowed but neither silently. Once the
+     * cacher has renewed on the new master (one watchdog tick, run by the test), either the hold
+     * was reported lost, and {@code unlock()} says so, or it is intact, and {@code unlock()} hands
+     * it over with a smaller token than the waiter's. The waiting client gets the lock either way.
+     */
+    @Test
+    void cachedLock_masterKilledSoonAfterTheTake_heldCacheHandedOverOrReportedLost()
+            throws Exception {
+        Queue<LostHold> lost = new ConcurrentLinkedQueue<>();
+        RedisSynchronizers cacher = client(SHORT_LEASE, true, lost);
+        RedisSynchronizers other = client(SHORT_LEASE, false, new ConcurrentLinkedQueue<>());
+        String key = LockKeys.of(prefix, name).lock();
+        RedisServer master = cluster.masterOf(key);
+        RedisServer replica = cluster.replicasOf(master).get(0);
+        DistributedLock held = cacher.lock(name);
+        DistributedLock waiting = other.lock(name);
+        long taken;
+        cluster.pause(replica);
+        try {
+            held.lock();
+            taken = held.fencingToken();
+            assertEquals(1L, opened.commands(master.uri()).exists(key), "cached on the master");
+            cluster.kill(master);
+        } finally {
+            cluster.resume(replica);
+        }
+        long holderToken = taken;
+        try {
+            cluster.awaitHealthy();
+            Await.until("the cacher answers from the new master", () -> {
+                try {
+                    cacher.lock(name + "-probe").isLocked();
+                    RedisInternals.renewNow(cacher);   // the cache renewed there, or found lost
+                    return true;
+                } catch (SynchronizerUnavailableException e) {
+                    return false;
+                }
+            });
+            boolean reportedLost = lost.stream().anyMatch(hold -> hold.fencingToken() == holderToken);
+            Background<Long> waiter = Background.start("asker", () -> {
+                while (true) {
+                    try {
+                        return lockAndUnlock(waiting);
+                    } catch (SynchronizerUnavailableException e) {
+                        // the failover is not over for this client yet
+                    }
+                }
+            });
+            if (reportedLost) {
+                assertThrows(LostHoldException.class, held::unlock);
+            } else {
+                held.unlock();
+            }
+            long waiterToken = waiter.get();
+            assertTrue(waiterToken > 0, "the other client gets the lock");
+            if (!reportedLost) {
+                assertTrue(waiterToken > holderToken, "token " + waiterToken + " above the holder's " + holderToken);
+            }
+            System.out.printf("master killed under a held cached lock: %s%n",
+                    reportedLost ? "the hold was lost and reported" : "the hold survived and was handed over");
+        } finally {
+            cluster.restart(master);
+        }
+    }
+
+    /* --------------- helpers --------------- */
+
+    /** Every token taken for one name, in the order taken; each must be above all before it. */
+    private static final class Tokens {
+        private long last = Long.MIN_VALUE;
+
+        void add(long token) {
+            assertTrue(token > last, "token " + token + " after " + last);
+            last = token;
+        }
+    }
+
+    /** The cacher caches {@code cached} idle; the other client asks it back and gets it; then the cacher takes it again. */
+    private static void handOverIdle(DistributedLock cached, DistributedLock asker) throws Exception {
+        Tokens tokens = new Tokens();
+        for (int i = 0; i < 3; i++) {
+            cached.lock();
+            tokens.add(cached.fencingToken());
+            cached.unlock();
+        }
+        assertTrue(asker.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the idle cached lock");
+        tokens.add(asker.fencingToken());
+        asker.unlock();
+        assertTrue(cached.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the cacher gets it back");
+        tokens.add(cached.fencingToken());
+        cached.unlock();
+    }
+
+    /** The cacher holds {@code cached}; the other client waits for it and gets it at the holder's unlock, not before. */
+    private void handOverHeld(DistributedLock cached, DistributedLock asker) throws Exception {
+        Tokens tokens = new Tokens();
+        cached.lock();
+        long holderToken = cached.fencingToken();
+        tokens.add(holderToken);
+        Background<Long> waiter = Background.start("asker", () -> lockAndUnlock(asker));
+        awaitAsked(lockName(cached));
+        assertTrue(cached.isHeldByCurrentThread());
+        cached.unlock();
+        long waiterToken = waiter.get();
+        assertTrue(waiterToken > holderToken, "token " + waiterToken + " above the holder's " + holderToken);
+        tokens.add(waiterToken);
+    }
+
+    private static long lockAndUnlock(DistributedLock lock) throws InterruptedException {
+        if (!lock.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS)) {
+            return -1L;
+        }
+        try {
+            return lock.fencingToken();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static String lockName(DistributedLock lock) {
+        return lock.name();
+    }
+
+    /** Waits until another client has marked the lock {@code lockName} as wanted (its try's ask). */
+    private void awaitAsked(String lockName) {
+        String key = LockKeys.of(prefix, lockName).lock();
+        Await.until("the other client asks for '" + lockName + "'",
+                () -> opened.commands(cluster.masterOf(key).uri()).hexists(key, ":waiting"));
+    }
+
+    /** Waits until the cacher listens on its ask channel on the master that serves the channel's slot now. */
+    private void awaitListening(String askChannel) {
+        Await.until("the cacher listens on " + askChannel + " where its slot is served now",
+                () -> RedisState.subscribers(opened.commands(cluster.masterOf(askChannel).uri()), askChannel) == 1);
+    }
+
+    /** The client id of the one client that caches the lock {@code lockName}, read from its cache field. */
+    private String cacherId(String lockName) {
+        String key = LockKeys.of(prefix, lockName).lock();
+        List<String> cachers = opened.commands(cluster.masterOf(key).uri()).hkeys(key).stream()
+                .filter(field -> field.endsWith(":cache")).toList();
+        assertEquals(1, cachers.size(), "one cache field: " + cachers);
+        return cachers.get(0).substring(0, cachers.get(0).length() - ":cache".length());
+    }
+
+    /** Moves the slot of {@code key} to a master other than the one serving it now. */
+    private static void moveElsewhere(String key) {
+        RedisServer from = cluster.masterOf(key);
+        RedisServer to = cluster.masters().stream().filter(m -> !m.equals(from)).findFirst().orElseThrow();
+        cluster.moveSlot(cluster.slotOf(key), to);
+    }
+
+    /** A name derived from {@code base} whose keys live on {@code master}. */
+    private String nameOn(RedisServer master, String base) {
+        for (int i = 0; ; i++) {
+            String candidate = base + "-" + i;
+            if (cluster.masterOf(LockKeys.of(prefix, candidate).lock()).equals(master)) {
+                return candidate;
+            }
+        }
+    }
+
+    private RedisSynchronizers client(Duration lease, boolean caching, Queue<LostHold> lost) {
+        return opened.add(RedisSynchronizers.builder().cluster(cluster.seedUris().toArray(String[]::new))
+                .keyPrefix(prefix).lease(lease).commandTimeout(Duration.ofSeconds(2)).lockCaching(caching)
+                .lostHoldListener(lost::add, Runnable::run).build());
+    }
+}
