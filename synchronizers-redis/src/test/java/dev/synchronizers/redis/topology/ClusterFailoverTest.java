@@ -15,29 +15,21 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.FencedCounter;
 import dev.synchronizers.fixture.Background;
-import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
-import dev.synchronizers.testkit.RedisCluster;
 import dev.synchronizers.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * The synchronizers through failovers of a Redis Cluster (3 masters, 3 replicas, started once for
@@ -47,39 +39,10 @@ import org.junit.jupiter.api.TestInfo;
  * and waiters proceed.
  */
 @Tag("topology")
-class ClusterFailoverTest {
+class ClusterFailoverTest extends ClusterTestBase {
 
     /** Short, so that holds lost in the failover are found within a second. */
     private static final Duration LEASE = Duration.ofSeconds(3);
-
-    private static RedisCluster cluster;
-
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
-
-    @BeforeAll
-    static void startCluster() {
-        cluster = RedisCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "cf-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
-    }
 
     /**
      * 3 clients x 4 threads increment a counter under one lock, the counter's store checking

@@ -1,8 +1,11 @@
 package dev.synchronizers.redis.topology;
 
+import dev.synchronizers.redis.topology.CachedHandOver.Tokens;
 import dev.synchronizers.redis.RedisInternals;
 import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.redis.lock.LockKeys;
+import static dev.synchronizers.redis.topology.CachedHandOver.PATIENCE_SECONDS;
+import static dev.synchronizers.redis.topology.CachedHandOver.lockAndUnlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,23 +16,14 @@ import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
-import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
-import dev.synchronizers.testkit.RedisCluster;
 import dev.synchronizers.testkit.RedisServer;
 import java.time.Duration;
-import java.util.List;
 import java.util.Queue;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * Lock caching ({@code lockCaching(true)}; docs/design/lock-caching.md) on a Redis Cluster of 3
@@ -45,43 +39,12 @@ import org.junit.jupiter.api.TestInfo;
  * would be found and reported.
  */
 @Tag("topology")
-class ClusterLockCachingTest {
+class ClusterLockCachingTest extends ClusterTestBase {
 
     /** Longer than three waits: no renewal (every third of it) asks a cache back within one. */
     private static final Duration NO_RENEWAL_WITHIN_A_WAIT = Duration.ofMinutes(10);
     /** Short, so that a cache lost in a failover is found within seconds. */
     private static final Duration SHORT_LEASE = Duration.ofSeconds(6);
-    /** How long a test waits for what the contract promises before it fails rather than hang. */
-    private static final long PATIENCE_SECONDS = 60;
-
-    private static RedisCluster cluster;
-
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
-
-    @BeforeAll
-    static void startCluster() {
-        cluster = RedisCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "cc-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
-    }
 
     /**
      * An idle cached lock and a held one, each asked back by another client: the idle one is
@@ -93,8 +56,8 @@ class ClusterLockCachingTest {
         RedisSynchronizers cacher = client(NO_RENEWAL_WITHIN_A_WAIT, true, new ConcurrentLinkedQueue<>());
         RedisSynchronizers other = client(NO_RENEWAL_WITHIN_A_WAIT, true, new ConcurrentLinkedQueue<>());
 
-        handOverIdle(cacher.lock(name), other.lock(name));
-        handOverHeld(cacher.lock(name + "-held"), other.lock(name + "-held"));
+        CachedHandOver.idle(cacher.lock(name), other.lock(name));
+        CachedHandOver.held(cacher.lock(name + "-held"), other.lock(name + "-held"), () -> awaitAsked(cacher.lock(name + "-held").name()));
     }
 
     /**
@@ -271,62 +234,6 @@ class ClusterLockCachingTest {
 
     /* --------------- helpers --------------- */
 
-    /** Every token taken for one name, in the order taken; each must be above all before it. */
-    private static final class Tokens {
-        private long last = Long.MIN_VALUE;
-
-        void add(long token) {
-            assertTrue(token > last, "token " + token + " after " + last);
-            last = token;
-        }
-    }
-
-    /** The cacher caches {@code cached} idle; the other client asks it back and gets it; then the cacher takes it again. */
-    private static void handOverIdle(DistributedLock cached, DistributedLock asker) throws Exception {
-        Tokens tokens = new Tokens();
-        for (int i = 0; i < 3; i++) {
-            cached.lock();
-            tokens.add(cached.fencingToken());
-            cached.unlock();
-        }
-        assertTrue(asker.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the idle cached lock");
-        tokens.add(asker.fencingToken());
-        asker.unlock();
-        assertTrue(cached.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the cacher gets it back");
-        tokens.add(cached.fencingToken());
-        cached.unlock();
-    }
-
-    /** The cacher holds {@code cached}; the other client waits for it and gets it at the holder's unlock, not before. */
-    private void handOverHeld(DistributedLock cached, DistributedLock asker) throws Exception {
-        Tokens tokens = new Tokens();
-        cached.lock();
-        long holderToken = cached.fencingToken();
-        tokens.add(holderToken);
-        Background<Long> waiter = Background.start("asker", () -> lockAndUnlock(asker));
-        awaitAsked(lockName(cached));
-        assertTrue(cached.isHeldByCurrentThread());
-        cached.unlock();
-        long waiterToken = waiter.get();
-        assertTrue(waiterToken > holderToken, "token " + waiterToken + " above the holder's " + holderToken);
-        tokens.add(waiterToken);
-    }
-
-    private static long lockAndUnlock(DistributedLock lock) throws InterruptedException {
-        if (!lock.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS)) {
-            return -1L;
-        }
-        try {
-            return lock.fencingToken();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private static String lockName(DistributedLock lock) {
-        return lock.name();
-    }
-
     /** Waits until another client has marked the lock {@code lockName} as wanted (its try's ask). */
     private void awaitAsked(String lockName) {
         String key = LockKeys.of(prefix, lockName).lock();
@@ -343,10 +250,7 @@ class ClusterLockCachingTest {
     /** The client id of the one client that caches the lock {@code lockName}, read from its cache field. */
     private String cacherId(String lockName) {
         String key = LockKeys.of(prefix, lockName).lock();
-        List<String> cachers = opened.commands(cluster.masterOf(key).uri()).hkeys(key).stream()
-                .filter(field -> field.endsWith(":cache")).toList();
-        assertEquals(1, cachers.size(), "one cache field: " + cachers);
-        return cachers.get(0).substring(0, cachers.get(0).length() - ":cache".length());
+        return CachedHandOver.cacherId(opened.commands(cluster.masterOf(key).uri()), key);
     }
 
     /** Moves the slot of {@code key} to a master other than the one serving it now. */
@@ -354,16 +258,6 @@ class ClusterLockCachingTest {
         RedisServer from = cluster.masterOf(key);
         RedisServer to = cluster.masters().stream().filter(m -> !m.equals(from)).findFirst().orElseThrow();
         cluster.moveSlot(cluster.slotOf(key), to);
-    }
-
-    /** A name derived from {@code base} whose keys live on {@code master}. */
-    private String nameOn(RedisServer master, String base) {
-        for (int i = 0; ; i++) {
-            String candidate = base + "-" + i;
-            if (cluster.masterOf(LockKeys.of(prefix, candidate).lock()).equals(master)) {
-                return candidate;
-            }
-        }
     }
 
     private RedisSynchronizers client(Duration lease, boolean caching, Queue<LostHold> lost) {

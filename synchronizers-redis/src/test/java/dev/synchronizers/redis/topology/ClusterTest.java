@@ -15,9 +15,7 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
-import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
-import dev.synchronizers.testkit.RedisCluster;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.RedisURI;
@@ -34,16 +32,10 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * The synchronizers on a Redis Cluster of 3 masters and 3 replicas, started once for the class:
@@ -52,36 +44,7 @@ import org.junit.jupiter.api.TestInfo;
  * on a cluster in the {@code cluster} profile.
  */
 @Tag("topology")
-class ClusterTest {
-
-    private static RedisCluster cluster;
-
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
-
-    @BeforeAll
-    static void startCluster() {
-        cluster = RedisCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
-
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "ct-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
-    }
+class ClusterTest extends ClusterTestBase {
 
     @Test
     void builder_clusterWithoutSeeds_throwsNamingTheArgument() {
@@ -399,16 +362,6 @@ class ClusterTest {
     private RedisSynchronizers client() {
         return opened.add(RedisSynchronizers.builder().cluster(cluster.seedUris().toArray(String[]::new))
                 .keyPrefix(prefix).lease(Duration.ofSeconds(60)).build());
-    }
-
-    /** A name derived from {@code base} whose keys live on {@code master}. */
-    private String nameOn(RedisServer master, String base) {
-        for (int i = 0; ; i++) {
-            String candidate = base + "-" + i;
-            if (cluster.masterOf(LockKeys.of(prefix, candidate).lock()).equals(master)) {
-                return candidate;
-            }
-        }
     }
 
     /**

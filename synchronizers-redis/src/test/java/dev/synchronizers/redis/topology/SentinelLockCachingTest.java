@@ -1,8 +1,11 @@
 package dev.synchronizers.redis.topology;
 
+import dev.synchronizers.redis.topology.CachedHandOver.Tokens;
 import dev.synchronizers.redis.RedisInternals;
 import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.redis.lock.LockKeys;
+import static dev.synchronizers.redis.topology.CachedHandOver.PATIENCE_SECONDS;
+import static dev.synchronizers.redis.topology.CachedHandOver.lockAndUnlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -15,24 +18,16 @@ import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
-import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
-import dev.synchronizers.testkit.RedisSentinels;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * Lock caching ({@code lockCaching(true)}; docs/design/lock-caching.md) on a master with two
@@ -45,42 +40,10 @@ import org.junit.jupiter.api.TestInfo;
  * hand-over is the ask message's doing alone (the renewal is the backstop for a lost message).
  */
 @Tag("topology")
-class SentinelLockCachingTest {
+class SentinelLockCachingTest extends SentinelTestBase {
 
     /** Longer than three waits: no renewal (every third of it) asks a cache back within one. */
     private static final Duration NO_RENEWAL_WITHIN_A_WAIT = Duration.ofMinutes(10);
-    /** How long a test waits for what the contract promises before it fails rather than hang. */
-    private static final long PATIENCE_SECONDS = 60;
-
-    private static RedisSentinels sentinels;
-
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
-
-    @BeforeAll
-    static void startSentinels() {
-        sentinels = RedisSentinels.start();
-    }
-
-    @AfterAll
-    static void stopSentinels() {
-        if (sentinels != null) {
-            sentinels.close();
-        }
-    }
-
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "sc-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-        sentinels.awaitSettled();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
-    }
 
     /**
      * Before a planned failover, an idle and a held cached lock are each asked back and handed
@@ -94,8 +57,8 @@ class SentinelLockCachingTest {
         RedisSynchronizers cacher = client(true, lost);
         RedisSynchronizers other = client(false, new ConcurrentLinkedQueue<>());
         Tokens tokens = new Tokens();
-        handOverIdle(cacher.lock(name + "-idle-before"), other.lock(name + "-idle-before"));
-        handOverHeld(cacher.lock(name + "-held-before"), other.lock(name + "-held-before"));
+        CachedHandOver.idle(cacher.lock(name + "-idle-before"), other.lock(name + "-idle-before"));
+        CachedHandOver.held(cacher.lock(name + "-held-before"), other.lock(name + "-held-before"), () -> awaitAsked(cacher.lock(name + "-held-before").name()));
 
         DistributedLock idle = cacher.lock(name + "-idle");
         idle.lock();
@@ -134,7 +97,7 @@ class SentinelLockCachingTest {
         assertTrue(asker.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the idle cached lock");
         tokens.add(asker.fencingToken());
         asker.unlock();
-        handOverIdle(cacher.lock(name + "-idle-after"), other.lock(name + "-idle-after"));
+        CachedHandOver.idle(cacher.lock(name + "-idle-after"), other.lock(name + "-idle-after"));
     }
 
     /**
@@ -240,62 +203,16 @@ class SentinelLockCachingTest {
 
     /* --------------- helpers --------------- */
 
-    /** Every token taken for one name, in the order taken; each must be above all before it. */
-    private static final class Tokens {
-        private long last = Long.MIN_VALUE;
-
-        void add(long token) {
-            assertTrue(token > last, "token " + token + " after " + last);
-            last = token;
-        }
-    }
-
-    /** The cacher caches {@code cached} idle; the other client asks it back and gets it. */
-    private static void handOverIdle(DistributedLock cached, DistributedLock asker) throws Exception {
-        Tokens tokens = new Tokens();
-        for (int i = 0; i < 3; i++) {
-            cached.lock();
-            tokens.add(cached.fencingToken());
-            cached.unlock();
-        }
-        assertTrue(asker.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS), "the other client gets the idle cached lock");
-        tokens.add(asker.fencingToken());
-        asker.unlock();
-    }
-
-    /** The cacher holds {@code cached}; the other client waits for it and gets it at the holder's unlock. */
-    private void handOverHeld(DistributedLock cached, DistributedLock asker) throws Exception {
-        Tokens tokens = new Tokens();
-        cached.lock();
-        long holderToken = cached.fencingToken();
-        tokens.add(holderToken);
-        Background<Long> waiter = Background.start("asker", () -> lockAndUnlock(asker));
-        String key = LockKeys.of(prefix, cached.name()).lock();
-        RedisCommands<String, String> master = opened.commands(sentinels.master().uri());
-        Await.until("the other client asks", () -> master.hexists(key, ":waiting"));
-        cached.unlock();
-        long waiterToken = waiter.get();
-        assertTrue(waiterToken > holderToken, "token " + waiterToken + " above the holder's " + holderToken);
-        tokens.add(waiterToken);
-    }
-
-    private static long lockAndUnlock(DistributedLock lock) throws InterruptedException {
-        if (!lock.tryLock(PATIENCE_SECONDS, TimeUnit.SECONDS)) {
-            return -1L;
-        }
-        try {
-            return lock.fencingToken();
-        } finally {
-            lock.unlock();
-        }
-    }
-
     /** The client id of the one client that caches the lock {@code lockName}, read from its cache field on {@code master}. */
     private String cacherId(RedisServer master, String lockName) {
-        List<String> cachers = opened.commands(master.uri()).hkeys(LockKeys.of(prefix, lockName).lock()).stream()
-                .filter(field -> field.endsWith(":cache")).toList();
-        assertEquals(1, cachers.size(), "one cache field: " + cachers);
-        return cachers.get(0).substring(0, cachers.get(0).length() - ":cache".length());
+        return CachedHandOver.cacherId(opened.commands(master.uri()), LockKeys.of(prefix, lockName).lock());
+    }
+
+    /** Waits until another client has marked the lock {@code lockName} as wanted (its try's ask). */
+    private void awaitAsked(String lockName) {
+        String key = LockKeys.of(prefix, lockName).lock();
+        RedisCommands<String, String> master = opened.commands(sentinels.master().uri());
+        Await.until("the other client asks for '" + lockName + "'", () -> master.hexists(key, ":waiting"));
     }
 
     private RedisSynchronizers client(boolean caching, Queue<LostHold> lost) {

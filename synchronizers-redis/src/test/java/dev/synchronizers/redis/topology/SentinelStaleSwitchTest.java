@@ -9,7 +9,6 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
-import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisSentinels;
 import dev.synchronizers.testkit.RedisServer;
@@ -23,15 +22,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * A sentinel that lags behind announces a switch the others have gone past, and its answer to the
@@ -45,42 +38,11 @@ import org.junit.jupiter.api.TestInfo;
  * {@code READONLY}, and when the announcing sentinel's answer finally comes.
  */
 @Tag("topology")
-class SentinelStaleSwitchTest {
+class SentinelStaleSwitchTest extends SentinelTestBase {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(2);
     /** Longer than the command timeout, so that the lagging sentinel's answer never comes in time. */
     private static final Duration LAG = Duration.ofSeconds(3);
-
-    private static RedisSentinels sentinels;
-
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
-
-    @BeforeAll
-    static void startSentinels() {
-        sentinels = RedisSentinels.start();
-    }
-
-    @AfterAll
-    static void stopSentinels() {
-        if (sentinels != null) {
-            sentinels.close();
-        }
-    }
-
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "sss-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-        System.out.println(java.time.LocalTime.now() + " ---- " + name);
-        sentinels.awaitSettled();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
-    }
 
     /**
      * The client lands on the replica: every write there is refused with {@code READONLY}, and the

@@ -17,7 +17,6 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.FencedCounter;
 import dev.synchronizers.fixture.Background;
-import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.testkit.RedisSentinels;
 import dev.synchronizers.testkit.RedisServer;
@@ -31,19 +30,13 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Queue;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 /**
  * The synchronizers on a master with two replicas under three sentinels, reached with a
@@ -51,40 +44,7 @@ import org.junit.jupiter.api.TestInfo;
  * master, holds that were replicated survive, and waiters proceed.
  */
 @Tag("topology")
-class SentinelTest {
-
-    private static RedisSentinels sentinels;
-
-    private final Opened opened = new Opened();
-    private String prefix;
-    private String name;
-
-    @BeforeAll
-    static void startSentinels() {
-        sentinels = RedisSentinels.start();
-    }
-
-    @AfterAll
-    static void stopSentinels() {
-        if (sentinels != null) {
-            sentinels.close();
-        }
-    }
-
-    @BeforeEach
-    void names(TestInfo test) {
-        prefix = "st-" + UUID.randomUUID().toString().substring(0, 8);
-        name = test.getTestMethod().orElseThrow().getName();
-        System.out.println(java.time.LocalTime.now() + " ---- " + name);
-        // The failovers, kills and pauses of the test before may still be settling (a sentinel in
-        // TILT, one that has not caught up, a replica resyncing): start from a set that agrees.
-        sentinels.awaitSettled();
-    }
-
-    @AfterEach
-    void close() throws Exception {
-        opened.closeAll();
-    }
+class SentinelTest extends SentinelTestBase {
 
     @Test
     void create_sentinelUri_everySynchronizerWorksOnTheMaster() throws Exception {
