@@ -1,16 +1,5 @@
 package dev.synchronizers.redis;
 
-import dev.synchronizers.redis.client.ClientOptions;
-import dev.synchronizers.redis.client.LibraryVersion;
-import dev.synchronizers.redis.lock.LockCache;
-import dev.synchronizers.redis.lock.LockPolicy;
-import dev.synchronizers.redis.client.Machinery;
-import dev.synchronizers.redis.client.Owner;
-import dev.synchronizers.redis.latch.RedisCountDownLatch;
-import dev.synchronizers.redis.lock.RedisLock;
-import dev.synchronizers.redis.lock.RedisReadWriteLock;
-import dev.synchronizers.redis.semaphore.RedisSemaphore;
-import dev.synchronizers.redis.client.ReplicaAcks;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.LoadingCache;
 import dev.synchronizers.DistributedCountDownLatch;
@@ -20,29 +9,27 @@ import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.Synchronizers;
-import dev.synchronizers.redis.metrics.Recorder;
-import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.client.ClientOptions;
+import dev.synchronizers.redis.client.LibraryVersion;
+import dev.synchronizers.redis.client.Machinery;
+import dev.synchronizers.redis.client.ReplicaAcks;
+import dev.synchronizers.redis.client.ServerClient;
+import dev.synchronizers.redis.client.ServerTarget;
+import dev.synchronizers.redis.latch.RedisCountDownLatch;
+import dev.synchronizers.redis.lock.LockCache;
+import dev.synchronizers.redis.lock.LockPolicy;
+import dev.synchronizers.redis.lock.RedisLock;
+import dev.synchronizers.redis.lock.RedisReadWriteLock;
+import dev.synchronizers.redis.semaphore.RedisSemaphore;
 import dev.synchronizers.redis.support.LettuceLine;
-import dev.synchronizers.redis.support.Replies;
-import dev.synchronizers.redis.topology.ClusterTopology;
-import dev.synchronizers.redis.topology.SentinelTopology;
-import dev.synchronizers.redis.topology.StandaloneTopology;
-import dev.synchronizers.redis.topology.Topology;
-import dev.synchronizers.redis.wakeup.WakeupDispatcher;
-import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,9 +68,9 @@ public final class RedisSynchronizers implements Synchronizers {
 
     private static final Logger log = LoggerFactory.getLogger(RedisSynchronizers.class);
 
+    /** The connection and the machinery of this client: see {@link ServerClient}. */
+    private final ServerClient client;
     private final Machinery machinery;
-    private final Topology topology;
-    private final AtomicBoolean closed;
     /** Weak values: one lock object per name while anyone uses it; holds keep theirs reachable. */
     private final LoadingCache<String, RedisLock> locks;
     private final LoadingCache<String, RedisLock> fairLocks;
@@ -91,91 +78,17 @@ public final class RedisSynchronizers implements Synchronizers {
     private final LoadingCache<String, RedisSemaphore> semaphores;
     private final LoadingCache<String, RedisCountDownLatch> latches;
 
-    private RedisSynchronizers(Builder builder) {
-        ClientOptions options = builder.options;
-        Duration commandTimeout = options.commandTimeout();
-        this.topology = builder.connect();
-        String clientId = UUID.randomUUID().toString();
-        Recorder metrics = options.recorder(clientId, false);
-        ScriptRegistry scripts = new ScriptRegistry(topology.commands(), metrics, commandTimeout);
-        ReplicaAcks acks = builder.replicaAcks;
-        // With replica acknowledgement, every WAIT goes over a side connection of its own: a WAIT
-        // blocks the connection it is sent on, and renewals and releases must never wait behind one.
-        RedisClusterAsyncCommands<String, String> side = acks == null
-                ? null
-                : openSideConnection(topology, acks, commandTimeout);
-        ScriptRegistry sideScripts = side == null ? null : new ScriptRegistry(side, metrics, commandTimeout);
-        long leaseMillis = options.lease().toMillis();
-        Watchdog watchdog = new Watchdog(scripts, metrics, topology::batchGroup, new Watchdog.Options(leaseMillis,
-                commandTimeout, Duration.ZERO, "synchronizers-watchdog-" + clientId.substring(0, 8)));
-        this.closed = new AtomicBoolean();
-        if (acks != null) {
-            watchdog.acknowledgeRenewals(sideScripts,
-                    () -> side.waitForReplication(acks.replicas(), acks.timeout().toMillis()), acks::met);
-        }
-        this.machinery = new Machinery(clientId, options.keyPrefix(), topology.commands(), scripts, watchdog,
-                new WakeupDispatcher(topology.pubSub(), commandTimeout, Owner.prefixOf(clientId), metrics),
-                options.lostHoldListeners(watchdog.executor(), metrics), metrics, leaseMillis, commandTimeout, acks, side,
-                sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed, options.asyncExecutor(),
-                builder.lockCaching);
-        metrics.clientGauges(machinery.watchdog::registered, machinery.followUps::pending,
-                machinery.wakeups::subscribedChannels);
-        machinery.watchdog.everyTick(machinery.wakeups::sweep);
-        machinery.watchdog.everyTick(machinery.wakeups::checkHealth);
-        // A thread that ends inside a cached hold is found as one that ends inside a hold in Redis is.
-        machinery.watchdog.everyTick(machinery::checkAbandonedCaches);
-        // Follow-ups that failed during an outage (releases, leaves, give-backs) go out as soon as
-        // the connection is back, not a tick later: their holds keep others waiting meanwhile.
-        topology.onReconnect(machinery.followUps::retryNow);
-        // Moved to a new master (a Sentinel switch): every hold is renewed there at once, and one
-        // it lacks is reported lost right then; the wake-up transport has woken every waiter.
-        // A release sent to the old master after the promotion is sent again, so that a hold the
-        // new master still has from before does not keep everyone out until its lease runs out.
-        topology.onSwitch(machinery::resendRecentReleases);
-        topology.onSwitch(machinery.watchdog::renewNow);
+    private RedisSynchronizers(ServerClient client) {
+        this.client = client;
+        Machinery machinery = client.machinery();
+        this.machinery = machinery;
         this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.onServer(name, LockPolicy.NONFAIR, machinery));
         this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.onServer(name, LockPolicy.FAIR, machinery));
         this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
         this.semaphores = Caffeine.newBuilder().weakValues().build(name -> new RedisSemaphore(name, machinery));
         this.latches = Caffeine.newBuilder().weakValues().build(name -> new RedisCountDownLatch(name, machinery));
-        log.info("synchronizers {}: client {} connected to {} {}, key prefix '{}'", LibraryVersion.VERSION, clientId,
-                topologyKind(topology), topology.describe(), options.keyPrefix());
-    }
-
-    /** The kind of deployment, for the start-up line: standalone, sentinel or cluster. */
-    private static String topologyKind(Topology topology) {
-        if (topology instanceof ClusterTopology) {
-            return "cluster";
-        }
-        return topology instanceof SentinelTopology || topology.describe().startsWith("redis-sentinel://")
-                ? "sentinel" : "standalone";
-    }
-
-    /**
-     * Opens the side connection that carries replica acknowledgement's {@code WAIT}s, and fails
-     * the build, closing the topology, if it cannot be opened or the server refuses {@code WAIT}
-     * (some proxies and managed services do), so that replica acknowledgement is never silently
-     * absent.
-     */
-    private static RedisClusterAsyncCommands<String, String> openSideConnection(Topology topology, ReplicaAcks acks,
-            Duration timeout) {
-        RedisClusterAsyncCommands<String, String> side;
-        try {
-            side = topology.openSideConnection();
-        } catch (RuntimeException e) {
-            topology.close();
-            throw new SynchronizerUnavailableException("replicaAcks(" + acks.replicas() + ", "
-                    + acks.timeout().toMillis() + " ms) is set, but its connection to " + topology.describe()
-                    + " cannot be opened: " + e.getMessage(), e);
-        }
-        try {
-            Replies.await(side.waitForReplication(0, 1), timeout, "probe WAIT");
-        } catch (RuntimeException e) {
-            topology.close();
-            throw new IllegalStateException("replicaAcks(" + acks.replicas() + ", " + acks.timeout().toMillis()
-                    + " ms) is set, but " + topology.describe() + " does not accept WAIT: " + e.getMessage(), e);
-        }
-        return side;
+        log.info("synchronizers {}: client {} connected to {} {}, key prefix '{}'", LibraryVersion.VERSION,
+                machinery.clientId, client.topologyKind(), client.describeTopology(), machinery.keyPrefix);
     }
 
     /**
@@ -266,19 +179,7 @@ public final class RedisSynchronizers implements Synchronizers {
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        machinery.wakePauses();
-        machinery.wakeups.close();
-        // The waiters just woken fail; those in a line in Redis leave it while the connections are open.
-        machinery.awaitAcquisitionsEnded();
-        // Locks cached and idle are given back, not left to keep other clients out for a lease.
-        machinery.giveBackCaches();
-        machinery.watchdog.close();
-        machinery.metrics.close();
-        machinery.closeAsync();
-        topology.close();
+        client.close();
     }
 
     /** Diagnostics for leak checks: watchdog entries and subscribed channels. Package-private. */
@@ -342,7 +243,7 @@ public final class RedisSynchronizers implements Synchronizers {
     @Override
     public String toString() {
         return "RedisSynchronizers[client " + machinery.clientId + ", prefix " + machinery.keyPrefix
-                + (closed.get() ? ", closed" : "") + "]";
+                + (client.isClosed() ? ", closed" : "") + "]";
     }
 
     private static void checkName(String name) {
@@ -357,15 +258,10 @@ public final class RedisSynchronizers implements Synchronizers {
      * than once, each call creating an independent client.
      */
     public static final class Builder {
-        /** The target: exactly one of uri (with client, or not), clusterSeeds, clusterClient is set by the last call. */
-        private RedisURI uri;
-        /** The text uri(String) was given, re-parsed by build() for each client it makes. */
-        private String uriText;
-        private RedisClient client;
-        private List<RedisURI> clusterSeeds;
-        private RedisClusterClient clusterClient;
+        /** The target: a server or Sentinel URI, cluster seeds, or a caller's Lettuce client; the last call sets it. */
+        private final ServerTarget target = new ServerTarget();
         /** The settings shared with {@link Redlock.Builder}; build() gives each client a copy. */
-        private ClientOptions options = new ClientOptions();
+        private final ClientOptions options = new ClientOptions();
         private ReplicaAcks replicaAcks;
         private boolean lockCaching;
 
@@ -384,10 +280,7 @@ public final class RedisSynchronizers implements Synchronizers {
          *     scheme: the message lists the schemes accepted
          */
         public Builder uri(String uri) {
-            Objects.requireNonNull(uri, "uri must not be null");
-            RedisURI parsed = ClientOptions.parseChecked("uri", uri, ClientOptions.CLIENT_SCHEMES);
-            target(parsed, null, null, null);
-            this.uriText = uri;
+            target.uri(uri);
             return this;
         }
 
@@ -403,16 +296,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws IllegalArgumentException if there is none, or one is not a valid Redis URI
          */
         public Builder cluster(String... seedUris) {
-            Objects.requireNonNull(seedUris, "seedUris must not be null");
-            if (seedUris.length == 0) {
-                throw new IllegalArgumentException("seedUris must name at least one node of the cluster");
-            }
-            List<RedisURI> seeds = new ArrayList<>();
-            for (String seed : seedUris) {
-                seeds.add(ClientOptions.parseChecked("cluster",
-                        Objects.requireNonNull(seed, "seedUris must not contain null"), ClientOptions.SERVER_SCHEMES));
-            }
-            target(null, null, List.copyOf(seeds), null);
+            target.cluster(seedUris);
             return this;
         }
 
@@ -427,17 +311,8 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if {@code client} is null
          */
         public Builder client(RedisClusterClient client) {
-            target(null, null, null, Objects.requireNonNull(client, "client must not be null"));
+            target.client(client);
             return this;
-        }
-
-        private void target(RedisURI uri, RedisClient client, List<RedisURI> clusterSeeds,
-                RedisClusterClient clusterClient) {
-            this.uri = uri;
-            this.client = client;
-            this.clusterSeeds = clusterSeeds;
-            this.clusterClient = clusterClient;
-            this.uriText = null;
         }
 
         /**
@@ -451,9 +326,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws NullPointerException if either is null
          */
         public Builder client(RedisClient client, RedisURI uri) {
-            Objects.requireNonNull(client, "client must not be null");
-            Objects.requireNonNull(uri, "uri must not be null");
-            target(uri, client, null, null);
+            target.client(client, uri);
             return this;
         }
 
@@ -644,14 +517,7 @@ public final class RedisSynchronizers implements Synchronizers {
          * @throws IllegalArgumentException if {@code replicas} is below 1 or {@code timeout} is not positive
          */
         public Builder replicaAcks(int replicas, Duration timeout) {
-            Objects.requireNonNull(timeout, "timeout must not be null");
-            if (replicas < 1) {
-                throw new IllegalArgumentException("replicas must be >= 1: " + replicas);
-            }
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be > 0: " + timeout);
-            }
-            this.replicaAcks = new ReplicaAcks(replicas, timeout);
+            this.replicaAcks = ReplicaAcks.checked(replicas, timeout);
             return this;
         }
 
@@ -744,44 +610,10 @@ public final class RedisSynchronizers implements Synchronizers {
          */
         public RedisSynchronizers build() {
             LettuceLine.check();
-            if (uri == null && clusterSeeds == null && clusterClient == null) {
-                throw new IllegalStateException("no Redis to connect to: call uri(...), cluster(...) or client(...)");
-            }
-            if (replicaAcks != null && (clusterSeeds != null || clusterClient != null)) {
-                throw new IllegalStateException("replicaAcks is not supported on a Redis Cluster");
-            }
-            Duration commandTimeout = options.commandTimeout();
-            if (replicaAcks != null && replicaAcks.timeout().compareTo(commandTimeout) >= 0) {
-                throw new IllegalStateException("replicaAcks' timeout (" + replicaAcks.timeout().toMillis()
-                        + " ms) must be shorter than the commandTimeout (" + commandTimeout.toMillis() + " ms)");
-            }
+            target.check(options.commandTimeout(), replicaAcks);
             options.checkMeters();
-            Builder copy = new Builder();
-            // A URI given as text is parsed again, into a fresh copy per client with the command timeout.
-            copy.uri = uriText != null ? options.parseUri(uriText) : uri;
-            copy.client = client;
-            copy.clusterSeeds = clusterSeeds == null ? null : clusterSeeds.stream()
-                    .map(seed -> RedisURI.builder(seed).withTimeout(commandTimeout).build()).toList();
-            copy.clusterClient = clusterClient;
-            copy.options = options.copy();
-            copy.replicaAcks = replicaAcks;
-            copy.lockCaching = lockCaching;
-            return new RedisSynchronizers(copy);
-        }
-
-        /** Connects to the target, with the options of a client created here; see the class comment. */
-        private Topology connect() {
-            Duration commandTimeout = options.commandTimeout();
-            if (clusterSeeds != null || clusterClient != null) {
-                return ClusterTopology.connect(clusterClient, options.clientResources(), clusterSeeds == null ? List.of() : clusterSeeds,
-                        ClusterTopology.clientOptions(commandTimeout), commandTimeout);
-            }
-            if (!uri.getSentinels().isEmpty()) {
-                return SentinelTopology.connect(client, options.clientResources(), uri, StandaloneTopology.clientOptions(commandTimeout),
-                        commandTimeout);
-            }
-            return StandaloneTopology.connect(client, options.clientResources(), uri, StandaloneTopology.clientOptions(commandTimeout),
-                    commandTimeout);
+            return new RedisSynchronizers(ServerClient.open(target.forClient(options), options.copy(), replicaAcks,
+                    lockCaching));
         }
     }
 }

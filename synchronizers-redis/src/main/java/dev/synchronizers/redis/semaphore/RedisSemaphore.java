@@ -1,32 +1,20 @@
 package dev.synchronizers.redis.semaphore;
 
-import dev.synchronizers.redis.client.Acquirer;
-import dev.synchronizers.redis.client.AsyncLine;
-import dev.synchronizers.redis.client.Attempt;
-import dev.synchronizers.redis.client.LossSignal;
-import dev.synchronizers.redis.client.LostHoldListeners;
-import dev.synchronizers.redis.client.Machinery;
-import dev.synchronizers.redis.client.Owner;
-import dev.synchronizers.redis.client.QueuePlace;
 import dev.synchronizers.DistributedSemaphore;
-import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.PermitHandle;
 import dev.synchronizers.SemaphoreSnapshot;
 import dev.synchronizers.SynchronizerUnavailableException;
-import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.client.Acquirer;
+import dev.synchronizers.redis.client.AsyncLine;
+import dev.synchronizers.redis.client.Machinery;
+import dev.synchronizers.redis.client.Owner;
+import dev.synchronizers.redis.client.QueuePlace;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.SemaphoreAddReply;
 import dev.synchronizers.redis.script.SemaphorePicture;
-import dev.synchronizers.redis.script.SemaphoreReleaseReply;
-import dev.synchronizers.redis.script.SemaphoreReply;
-import dev.synchronizers.redis.script.SemaphoreReply.Outcome;
-import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.semaphore.Grants.Grant;
-import dev.synchronizers.redis.watchdog.HoldLease;
-import dev.synchronizers.redis.watchdog.Renewal;
-import dev.synchronizers.redis.watchdog.Watchdog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -36,11 +24,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
-import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The counting semaphore behind {@link dev.synchronizers.Synchronizers#semaphore(String)}.
@@ -98,41 +81,38 @@ import org.slf4j.LoggerFactory;
  * late run of the call change nothing), retried until Redis answers or a lease has passed. A
  * release whose reply does not come is booked here at once and retried; it sets what each grant
  * keeps rather than subtracting, so running twice releases once.
+ *
+ * <p>This class is the {@code java.util.concurrent} facade: argument checks, the total and the
+ * queries. How permits are acquired and waited for in the line is {@link Acquisitions}; how grants
+ * end (release, give-up, loss) is {@link GrantEnds}; a handle is a {@link RedisPermitHandle}; this
+ * client's books of its grants are {@link Grants}.
  */
 public final class RedisSemaphore implements DistributedSemaphore {
 
-    private static final Logger log = LoggerFactory.getLogger(RedisSemaphore.class);
-    private static final String KIND = "semaphore";
     private final String name;
     private final SemaphoreKeys keys;
     private final Machinery machinery;
-    private final Acquirer acquirer;
     /** This client's pending async acquisitions of this semaphore, waited for one at a time. */
     private final AsyncLine asyncLine;
     private final SynchronizerMeters meters;
     /** This client's grants of this semaphore, live or lost, and the order a release takes them in. */
     private final Grants grants;
+    private final SemaphoreParts parts;
+    /** The barging try and the wait in the line. */
+    private final Acquisitions acquisitions;
+    /** Releases, give-ups and losses of grants. */
+    private final GrantEnds ends;
 
     public RedisSemaphore(String name, Machinery machinery) {
+        this.parts = SemaphoreParts.of(name, machinery);
         this.name = name;
-        this.keys = SemaphoreKeys.of(machinery.keyPrefix, name);
+        this.keys = parts.keys();
         this.machinery = machinery;
-        this.meters = machinery.metrics.synchronizer(KIND, name);
-        // Waiters hear their grants on their client's own channel: a grant wakes one client, not all.
-        this.acquirer = new Acquirer(machinery, keys.clientWakeups(machinery.clientId), false, meters);
-        this.asyncLine = new AsyncLine(machinery, KIND + " '" + name + "'");
-        this.grants = new Grants(what(""), new Grants.Keeper() {
-            @Override
-            public boolean stopRenewing(HoldLease lease) {
-                // Every lease in the books is one this semaphore registered with the watchdog.
-                return machinery.watchdog.unregister((Watchdog.Lease) lease);
-            }
-
-            @Override
-            public void holdEnded(Object metric, boolean released) {
-                meters.holdEnded(metric, released);
-            }
-        });
+        this.meters = parts.meters();
+        this.grants = parts.grants();
+        this.ends = new GrantEnds(parts);
+        this.acquisitions = new Acquisitions(parts, ends);
+        this.asyncLine = new AsyncLine(machinery, SemaphoreParts.KIND + " '" + name + "'");
     }
 
     @Override
@@ -187,7 +167,7 @@ public final class RedisSemaphore implements DistributedSemaphore {
             return true;
         }
         try {
-            return meters.timed(() -> take(permits) > 0);
+            return meters.timed(() -> acquisitions.take(permits) > 0);
         } catch (InterruptedException e) {
             throw new AssertionError("a single try does not wait", e);
         } catch (SynchronizerUnavailableException e) {
@@ -210,7 +190,7 @@ public final class RedisSemaphore implements DistributedSemaphore {
     @Override
     public int drainPermits() {
         machinery.checkOpen();
-        return take(0);
+        return acquisitions.take(0);
     }
 
     private boolean acquire(int permits, long timeoutNanos) throws InterruptedException {
@@ -222,217 +202,9 @@ public final class RedisSemaphore implements DistributedSemaphore {
         }
         machinery.checkOpen();
         try {
-            return meters.timed(() -> waitForPermits(permits, timeoutNanos, false) != null);
+            return meters.timed(() -> acquisitions.waitForPermits(permits, timeoutNanos, false) != null);
         } catch (SynchronizerUnavailableException e) {
             throw machinery.unlessClosed(e);
-        }
-    }
-
-    /**
-     * Waits for the permits as one acquisition, and, with replica acknowledgement, once more as a
-     * new acquisition for each one fewer replicas acknowledged than asked (given back at once),
-     * while the wait lasts.
-     *
-     * @param ofHandle whether the grant is booked as a handle's (see {@link Grant#ofHandle})
-     * @return the grant booked for the acquisition that counts, or null if the wait ended without one
-     */
-    private Grant waitForPermits(int permits, long timeoutNanos, boolean ofHandle) throws InterruptedException {
-        Grant[] booked = new Grant[1];
-        Attempt counted = machinery.acquireCounted(timeoutNanos, true, new Machinery.Countable() {
-            private String waiter;
-
-            @Override
-            public Attempt acquire(long remainingNanos) throws InterruptedException {
-                waiter = machinery.newAttempt();
-                return acquireOnce(waiter, permits, remainingNanos, ofHandle, grant -> booked[0] = grant);
-            }
-
-            @Override
-            public boolean counts(Attempt acquired) {
-                // Not replicated(...): acquireCounted gives back a grant whose check fails.
-                return machinery.replicated(acquired.sentNanos(), Script.SEMAPHORE_RENEW, keys.forRenew(),
-                        Long.toString(machinery.leaseMillis), waiter);
-            }
-
-            @Override
-            public void giveBack(Attempt acquired) {
-                returnUnreplicated(waiter);
-            }
-        });
-        return counted.acquired() ? booked[0] : null;
-    }
-
-    /**
-     * One acquisition, named {@code waiter}: its tries, its place in the line and its wait.
-     *
-     * @param booked told of the grant once it is booked
-     */
-    private Attempt acquireOnce(String waiter, int permits, long timeoutNanos, boolean ofHandle,
-            Consumer<Grant> booked) throws InterruptedException {
-        String leaseMillis = Long.toString(machinery.leaseMillis);
-        QueuePlace place = new QueuePlace(machinery, waiter, Script.SEMAPHORE_RENEW_PLACE, keys.forPlace(),
-                Script.SEMAPHORE_LEAVE, keys.forQueue(), what(""), leaseMillis);
-        // Above the total, every acquisition waits, a handle's too, as Semaphore.acquire(n) waits.
-        String[] args = {waiter, Integer.toString(permits), leaseMillis, leaseMillis, "wait"};
-        return acquirer.acquire(new Acquirer.Step() {
-            @Override
-            public Attempt attempt(boolean subscribed) {
-                machinery.checkOpen();
-                long sent = System.nanoTime();
-                List<Object> reply;
-                try {
-                    reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_ACQUIRE, keys.forQueue(), args),
-                            what("acquire " + permits + " permits of"));
-                } catch (SynchronizerUnavailableException e) {
-                    // It may have run, or run later: queued this waiter, or given it permits.
-                    giveUp(waiter);
-                    throw e;
-                }
-                SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_ACQUIRE, reply);
-                if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
-                    // More than the total: wait out of line, as Semaphore waits, until addPermits
-                    // raises it (its script wakes such waiters), or a lease at most.
-                    return new Attempt(false, -1, machinery.leaseMillis, sent);
-                }
-                if (decoded.outcome() == Outcome.ACQUIRED) {
-                    booked.accept(record(waiter, permits, sent, ofHandle));
-                    return new Attempt(true, -1, 0, sent);
-                }
-                if (decoded.outcome() == Outcome.GIVEN_UP) {
-                    throw new IllegalStateException(what("") + ": acquisition " + waiter + " was already given up");
-                }
-                place.queued(sent);
-                return new Attempt(false, -1, decoded.value(), sent);
-            }
-
-            @Override
-            public Attempt granted(String detail) {
-                // Served from the line after the waiter was last known queued: the lease runs from then at least.
-                long since = place.queuedSinceAtLeast();
-                booked.accept(record(waiter, permits, since, ofHandle));
-                return new Attempt(true, -1, 0, since);
-            }
-
-            @Override
-            public boolean firstTryRegisters() {
-                return true;
-            }
-
-            @Override
-            public void waiting(WakeupDispatcher.Subscription subscription) {
-                place.waiting(subscription);
-            }
-
-            @Override
-            public void done(boolean acquired) {
-                place.done(acquired);
-            }
-        }, null, waiter, timeoutNanos, true);
-    }
-
-    /**
-     * Tells whether a grant just recorded is on enough replicas ({@link Machinery#replicated});
-     * gives it back if the answer does not come, since it is then not known to be.
-     */
-    private boolean replicated(long sentNanos, String grantId) {
-        try {
-            return machinery.replicated(sentNanos, Script.SEMAPHORE_RENEW, keys.forRenew(),
-                    Long.toString(machinery.leaseMillis), grantId);
-        } catch (RuntimeException e) {
-            returnUnreplicated(grantId);
-            throw e;
-        }
-    }
-
-    /**
-     * Gives back, at once, a grant that fewer replicas acknowledged than the client asks: it was
-     * never the caller's. Its permits return to the pool and serve the line.
-     */
-    private void returnUnreplicated(String grantId) {
-        grants.removeUnreplicated(grantId);
-        log.debug("{}: acquisition {} came from a master that was switched away from, or has fewer replicas than"
-                + " asked; giving it back", what(""), grantId);
-        try {
-            machinery.<Long>await(machinery.scripts.run(Script.SEMAPHORE_LEAVE, keys.forQueue(), grantId,
-                    Long.toString(machinery.leaseMillis)), what("give back permits of"));
-            machinery.metrics.followUp(Recorder.FollowUp.GIVE_UP);
-        } catch (SynchronizerUnavailableException e) {
-            giveUp(grantId);
-        }
-    }
-
-    /** One barging try; {@code permits == 0} drains. Returns the permits taken. */
-    private int take(int permits) {
-        String grant = machinery.newAttempt();
-        long sent = System.nanoTime();
-        List<Object> reply;
-        try {
-            reply = machinery.await(machinery.scripts.run(Script.SEMAPHORE_TRY, keys.forTry(),
-                    grant, Integer.toString(permits), Long.toString(machinery.leaseMillis)),
-                    what(permits == 0 ? "drain" : "try to acquire " + permits + " permits of"));
-        } catch (SynchronizerUnavailableException e) {
-            giveUp(grant);
-            throw e;
-        }
-        SemaphoreReply decoded = SemaphoreReply.of(Script.SEMAPHORE_TRY, reply);
-        if (decoded.outcome() == Outcome.EXCEEDS_TOTAL) {
-            // As Semaphore.tryAcquire(n) with n above what it can ever have: false, not an exception.
-            return 0;
-        }
-        if (decoded.outcome() == Outcome.GIVEN_UP) {
-            throw new IllegalStateException(what("") + ": acquisition " + grant + " was already given up");
-        }
-        int taken = decoded.outcome() == Outcome.ACQUIRED ? (int) decoded.value() : 0;
-        if (taken > 0) {
-            record(grant, taken, sent, false);
-            if (!replicated(sent, grant)) {
-                returnUnreplicated(grant);
-                return 0;
-            }
-        }
-        return taken;
-    }
-
-    /**
-     * Gives up an acquisition whose outcome is unknown or whose permits are lost: takes it out of
-     * the line, gives back its grant if Redis has one, and marks it so that a late run of its call
-     * changes nothing. Idempotent; retried by the watchdog until Redis answers or a lease has
-     * passed (then the grant and the place have expired anyway).
-     */
-    private void giveUp(String acquisition) {
-        machinery.metrics.followUp(Recorder.FollowUp.GIVE_UP);
-        machinery.followUps.send(Script.SEMAPHORE_LEAVE, "give up acquisition " + acquisition + " of " + what(""),
-                () -> machinery.scripts.run(Script.SEMAPHORE_LEAVE, keys.forQueue(), acquisition,
-                        Long.toString(machinery.leaseMillis)),
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
-    }
-
-    /**
-     * Books a grant this client now holds, and keeps its lease renewed until released or lost.
-     *
-     * @param ofHandle whether a new handle will own it: then only the handle releases it
-     */
-    private Grant record(String id, int permits, long sentNanos, boolean ofHandle) {
-        Grant grant = new Grant(id, ofHandle ? -1 : Machinery.currentThreadId(), permits, ofHandle,
-                meters.holdStarted(), ofHandle ? new LossSignal(machinery.async) : null);
-        return grants.add(grant, booked -> machinery.watchdog.register(Renewal.ofClient(Script.SEMAPHORE_RENEW,
-                keys.forRenew(), new String[] {id}, sentNanos, cause -> lost(booked, cause))));
-    }
-
-    /**
-     * Told by the watchdog that a grant's lease is gone or could not be renewed in time: its
-     * permits are back in the pool, or will be when the lease runs out. The grant is given up in
-     * Redis for good, so no later call of this client can revive it, and kept here as lost for
-     * the release that reaches it to report; a handle's grant leaves the books, since only its
-     * handle, which keeps it, can reach it.
-     */
-    private void lost(Grant grant, LostHold.Cause cause) {
-        grants.lost(grant, cause);
-        giveUp(grant.id);
-        LostHold report = new LostHold(name, KIND, grant.threadId, -1, cause);
-        machinery.listeners.report(report);
-        if (grant.loss != null) {
-            grant.loss.lost(report);
         }
     }
 
@@ -450,53 +222,7 @@ public final class RedisSemaphore implements DistributedSemaphore {
             return;
         }
         machinery.checkOpen();
-        Grants.Taken taken = grants.release(Machinery.currentThreadId(), permits);
-        if (!taken.keep().isEmpty()) {
-            sendRelease(taken.keep(), false);
-        }
-        if (taken.lostCause() != null) {
-            throw new LostHoldException(name, taken.lostCause(), what("") + ": release of " + permits
-                    + " permits failed: " + taken.lostPermits() + " of them were lost: "
-                    + LostHoldListeners.describe(taken.lostCause()));
-        }
-    }
-
-    /**
-     * Sends a release that sets what each named grant keeps. Booked here already: if its reply does
-     * not come it is retried (it is idempotent) until Redis answers or a lease has passed, and the
-     * caller is told; a grant Redis no longer had was lost, and is reported so.
-     *
-     * @param ofHandle whether it releases a handle's grant (reported with thread id -1)
-     */
-    private void sendRelease(String keep, boolean ofHandle) {
-        Supplier<CompletionStage<List<Object>>> release = () -> machinery.scripts.run(Script.SEMAPHORE_RELEASE,
-                keys.forQueue(), keep);
-        List<Object> reply;
-        machinery.releasing(release);
-        try {
-            reply = machinery.await(release.get(), what("release permits of")
-                    + " (dropped locally; the release is retried until Redis answers, and the permits expire with"
-                    + " their lease at the latest)");
-        } catch (SynchronizerUnavailableException e) {
-            machinery.followUps.retryUntil(Script.SEMAPHORE_RELEASE, "release permits of " + what(""), release,
-                    System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
-            throw e;
-        }
-        List<String> missing = SemaphoreReleaseReply.of(Script.SEMAPHORE_RELEASE, reply).missing();
-        if (!missing.isEmpty()) {
-            for (String grant : missing) {
-                machinery.listeners.report(new LostHold(name, KIND, ofHandle ? -1 : threadOf(grant), -1,
-                        LostHold.Cause.GONE));
-            }
-            throw new LostHoldException(name, LostHold.Cause.GONE, what("") + ": release failed: Redis no longer"
-                    + " had the permits of " + String.join(" ", missing) + ": "
-                    + LostHoldListeners.describe(LostHold.Cause.GONE));
-        }
-    }
-
-    /** The thread id inside a grant's name, {@code <client-id>:<thread-id>:<sequence>}. */
-    private static long threadOf(String grant) {
-        return Owner.parse(grant).threadId();
+        ends.release(permits);
     }
 
     /* --------------- handles --------------- */
@@ -535,114 +261,11 @@ public final class RedisSemaphore implements DistributedSemaphore {
         machinery.checkOpen();
         Grant[] granted = new Grant[1];
         try {
-            meters.timed(() -> (granted[0] = waitForPermits(permits, timeoutNanos, true)) != null);
+            meters.timed(() -> (granted[0] = acquisitions.waitForPermits(permits, timeoutNanos, true)) != null);
         } catch (SynchronizerUnavailableException e) {
             throw machinery.unlessClosed(e);
         }
-        return Optional.ofNullable(granted[0]).map(Handle::new);
-    }
-
-    /**
-     * Ends a handle's grant, whose handle has just been marked released: in Redis if it is live,
-     * otherwise by throwing what it was lost for.
-     */
-    private void releaseHandle(Grant grant, String what) {
-        LostHold.Cause lostCause = grants.releaseHandle(grant);
-        if (lostCause != null) {
-            throw new LostHoldException(name, lostCause, what("") + ": " + what + " of a handle's " + grant.permits
-                    + " permits failed: they were lost: " + LostHoldListeners.describe(lostCause));
-        }
-        sendRelease(grant.id + "=0", true);
-    }
-
-    /** Permits that belong to this object: see {@link PermitHandle}. */
-    private final class Handle implements PermitHandle {
-        private final Grant grant;
-        private final int permits;
-        /** Set once, by release() or close(): from then on the handle holds nothing. */
-        private final AtomicBoolean released = new AtomicBoolean();
-
-        Handle(Grant grant) {
-            this.grant = grant;
-            this.permits = grant.permits;
-        }
-
-        @Override
-        public String name() {
-            return name;
-        }
-
-        @Override
-        public int permits() {
-            return permits;
-        }
-
-        @Override
-        public boolean isHeld() {
-            // The watchdog ends the lease before it reports a loss.
-            return !released.get() && grant.lease.endedBecause() == null;
-        }
-
-        @Override
-        public void release() {
-            if (!tryClaimRelease()) {
-                throw new IllegalStateException(describe() + ": release() of a handle already released");
-            }
-            end("release()");
-        }
-
-        @Override
-        public CompletionStage<LostHold> lost() {
-            return grant.loss.stage();
-        }
-
-        /** Releases the grant, once claimed, and settles {@link #lost()}: with the loss it finds, or cancelled. */
-        private void end(String what) {
-            try {
-                releaseHandle(grant, what);
-            } catch (LostHoldException e) {
-                grant.loss.lost(new LostHold(name, KIND, -1, -1, e.lostCause()));
-                throw e;
-            } finally {
-                grant.loss.released();
-            }
-        }
-
-        @Override
-        public CompletionStage<Void> releaseAsync() {
-            return machinery.runAsync(this::release);
-        }
-
-        @Override
-        public void close() {
-            if (!released.get() && tryClaimRelease()) {
-                end("close()");
-            }
-        }
-
-        /**
-         * Marks the handle released, once, after checking that the client is open, so that a
-         * release refused by a closed client changes nothing.
-         *
-         * @return false if it was released before
-         */
-        private boolean tryClaimRelease() {
-            if (released.get()) {
-                return false;
-            }
-            machinery.checkOpen();
-            return released.compareAndSet(false, true);
-        }
-
-        private String describe() {
-            return KIND + " '" + name + "' handle of " + permits + " permits";
-        }
-
-        @Override
-        public String toString() {
-            return "PermitHandle[" + KIND + " " + name + ", " + permits + " permits, "
-                    + (released.get() ? "released" : isHeld() ? "held" : "lost") + "]";
-        }
+        return Optional.ofNullable(granted[0]).map(grant -> new RedisPermitHandle(parts, ends, grant));
     }
 
     /* --------------- queries --------------- */
@@ -696,7 +319,7 @@ public final class RedisSemaphore implements DistributedSemaphore {
     /* --------------- helpers --------------- */
 
     private String what(String verb) {
-        return (verb.isEmpty() ? "" : verb + " ") + KIND + " '" + name + "'";
+        return parts.what(verb);
     }
 
     private static void checkAtLeastOne(int permits) {
