@@ -16,7 +16,6 @@ import dev.synchronizers.redis.client.ReplicaAcks;
 import dev.synchronizers.redis.client.ServerClient;
 import dev.synchronizers.redis.client.ServerTarget;
 import dev.synchronizers.redis.latch.RedisCountDownLatch;
-import dev.synchronizers.redis.lock.LockCache;
 import dev.synchronizers.redis.lock.LockPolicy;
 import dev.synchronizers.redis.lock.RedisLock;
 import dev.synchronizers.redis.lock.RedisReadWriteLock;
@@ -183,61 +182,9 @@ public final class RedisSynchronizers implements Synchronizers {
     }
 
     /** Diagnostics for leak checks: watchdog entries and subscribed channels. Package-private. */
-    int watchdogEntries() {
-        return machinery.watchdog.registered();
-    }
-
-    int subscribedChannels() {
-        return machinery.wakeups.subscribedChannels();
-    }
-
-    /** Locks this client caches (being taken, idle or held), for leak checks. */
-    int cachedLocks() {
-        return machinery.cachedLocks();
-    }
-
-    /** Locks this client caches with no thread inside, for leak checks. */
-    int idleCaches() {
-        return machinery.idleCaches();
-    }
-
-    int pendingRetries() {
-        return machinery.followUps.pending();
-    }
-
-    /** Synchronizer objects that holds keep reachable, for leak checks. */
-    int pinnedSynchronizers() {
-        return machinery.pinnedCount();
-    }
-
-    /** Runs one watchdog tick now, for tests. */
-    void renewNow() {
-        machinery.watchdog.tick();
-    }
-
-    /**
-     * Test hook: makes this client's lock caches reserve {@code tokens} fencing tokens at a time
-     * from now on, instead of {@link LockCache#BLOCK}, so that a test reaches a reservation after a
-     * few local takes.
-     *
-     * @param tokens tokens per block, at least 1
-     */
-    void cacheBlockForTests(long tokens) {
-        if (tokens < 1) {
-            throw new IllegalArgumentException("tokens must be >= 1: " + tokens);
-        }
-        machinery.cacheBlock = tokens;
-    }
-
-    /**
-     * Test hook: makes every thread of this client whose block reservation for a cached lock Redis
-     * answered run {@code hook} before it settles that reservation, so that a test can make other
-     * things happen in between; null for none.
-     *
-     * @param hook what to run, on the reserving thread
-     */
-    void onReservationAnsweredForTests(Runnable hook) {
-        machinery.reservationAnsweredForTests = hook;
+    /** The client's machinery, for the tests' view of its internals (RedisInternals); nothing else calls it. */
+    Machinery machinery() {
+        return machinery;
     }
 
     @Override

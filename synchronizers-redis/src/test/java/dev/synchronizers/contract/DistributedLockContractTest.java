@@ -18,7 +18,6 @@ import dev.synchronizers.fixture.Kind;
 import dev.synchronizers.fixture.LeakCheck;
 import dev.synchronizers.fixture.SpecContext;
 import dev.synchronizers.fixture.SynchronizerSpec;
-import dev.synchronizers.fixture.Topology;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,7 @@
 package dev.synchronizers.redis;
 
 import dev.synchronizers.Synchronizers;
+import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.redis.quorum.RedlockNode;
 import java.util.List;
 
@@ -10,34 +11,38 @@ public final class RedisInternals {
     private RedisInternals() {
     }
 
+    private static Machinery machinery(Synchronizers synchronizers) {
+        return ((RedisSynchronizers) synchronizers).machinery();
+    }
+
     /** Holds the client's watchdog tracks. */
     public static int watchdogEntries(Synchronizers synchronizers) {
-        return ((RedisSynchronizers) synchronizers).watchdogEntries();
+        return machinery(synchronizers).watchdog.registered();
     }
 
     /** Channels the client's wake-up dispatcher is subscribed to. */
     public static int subscribedChannels(Synchronizers synchronizers) {
-        return ((RedisSynchronizers) synchronizers).subscribedChannels();
+        return machinery(synchronizers).wakeups.subscribedChannels();
     }
 
     /** Locks the client caches now: being taken, idle or held (lock caching). */
     public static int activeCaches(Synchronizers synchronizers) {
-        return ((RedisSynchronizers) synchronizers).cachedLocks();
+        return machinery(synchronizers).cachedLocks();
     }
 
     /** Locks the client caches with no thread of it inside (lock caching). */
     public static int idleCaches(Synchronizers synchronizers) {
-        return ((RedisSynchronizers) synchronizers).idleCaches();
+        return machinery(synchronizers).idleCaches();
     }
 
     /** Releases the client's watchdog still retries because Redis could not be reached. */
     public static int pendingRetries(Synchronizers synchronizers) {
-        return ((RedisSynchronizers) synchronizers).pendingRetries();
+        return machinery(synchronizers).followUps.pending();
     }
 
     /** Runs one watchdog tick of the client now. */
     public static void renewNow(Synchronizers synchronizers) {
-        ((RedisSynchronizers) synchronizers).renewNow();
+        machinery(synchronizers).watchdog.tick();
     }
 
     /** Holds a Redlock client's node watchdogs track, summed over its nodes. */
@@ -67,22 +72,25 @@ public final class RedisInternals {
 
     /** Lock objects the client's holds keep reachable. */
     public static int pinnedSynchronizers(Synchronizers synchronizers) {
-        return ((RedisSynchronizers) synchronizers).pinnedSynchronizers();
+        return machinery(synchronizers).pinnedCount();
     }
 
     /** Makes the client's lock caches reserve {@code tokens} fencing tokens at a time. */
     public static void cacheBlockForTests(Synchronizers synchronizers, long tokens) {
-        ((RedisSynchronizers) synchronizers).cacheBlockForTests(tokens);
+        if (tokens < 1) {
+            throw new IllegalArgumentException("tokens must be >= 1: " + tokens);
+        }
+        machinery(synchronizers).cacheBlock = tokens;
     }
 
     /** Runs {@code hook} when a cache's token reservation is answered (see RedisSynchronizers). */
     public static void onReservationAnsweredForTests(Synchronizers synchronizers, Runnable hook) {
-        ((RedisSynchronizers) synchronizers).onReservationAnsweredForTests(hook);
+        machinery(synchronizers).reservationAnsweredForTests = hook;
     }
 
     /** Locks the client caches now (same as {@link #activeCaches}). */
     public static int cachedLocks(Synchronizers synchronizers) {
-        return ((RedisSynchronizers) synchronizers).cachedLocks();
+        return machinery(synchronizers).cachedLocks();
     }
 
     /** A Redlock client's nodes, in node order. */

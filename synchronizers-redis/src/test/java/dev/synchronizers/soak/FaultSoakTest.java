@@ -1,18 +1,15 @@
 package dev.synchronizers.soak;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedSemaphore;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.soak.History.Event;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;

@@ -1,7 +1,6 @@
 package dev.synchronizers.redis.metrics;
 
 import dev.synchronizers.LostHold;
-import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptCalls;
 import java.util.function.IntSupplier;
 
