@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Gives one {@link LockCache} back in Redis (docs/design/lock-caching.md): when another client
- * asks for the lock, when the cache is dropped or lost while Redis may still have it, when a take
- * does not count, and after a take in doubt.
+ * asks for the lock, when the cache is dropped or lost while Redis may still have it, when the
+ * client closes, when a take does not count, and after a take in doubt.
  *
  * <p>A cache whose base is known goes by its base ({@code lock-release.lua}, token-checked, so
  * always safe); one left by a take that got no answer goes by owner ({@code lock-give-back.lua},

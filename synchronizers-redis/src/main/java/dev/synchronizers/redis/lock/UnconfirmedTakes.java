@@ -10,15 +10,9 @@ import java.util.function.Consumer;
  * The takes of one {@link LockCache} released locally but not yet confirmed, to be reported late
  * should the cache turn out lost (docs/design/lock-caching.md, section 3).
  *
- * <p>A take released locally is confirmed only by the cache's next renewal (or give-back) that finds
- * the cache in Redis: until then Redis may have lost the cache during the take, e.g. to
- * {@code forceUnlock()} by another client. So the takes released since the start of the last
- * renewal that confirmed the cache are kept ({@link #LIMIT} at most), and told lost with the cache
- * if it turns out lost: a holder whose hold may have overlapped another client's always hears of
- * it, if late.
- *
- * <p>A take is kept as the way to tell its holder ({@code LockCache.Take#tellLost}). Not
- * thread-safe: the cache keeps it under its guard.
+ * <p>Keeps the takes released since the start of the last renewal that confirmed the cache
+ * ({@link #LIMIT} at most), each as the way to tell its holder ({@code LockCache.Take#tellLost});
+ * why, the cache's class comment says. Not thread-safe: the cache keeps it under its guard.
  */
 final class UnconfirmedTakes {
 
