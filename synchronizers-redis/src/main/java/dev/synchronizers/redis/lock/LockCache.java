@@ -8,19 +8,18 @@ import dev.synchronizers.redis.client.Owner;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
-import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.CacheBlockReply;
-import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,8 +61,12 @@ import org.slf4j.LoggerFactory;
  * finds the cache in Redis: until then Redis may have lost the cache during the take, e.g. to
  * {@code forceUnlock()} by another client, which the client learns only at that next call (design
  * note, section 3). So the takes released since the start of the last renewal that confirmed the
- * cache are kept ({@link #UNCONFIRMED_LIMIT} at most), and reported lost with the cache if it turns
+ * cache are kept ({@link UnconfirmedTakes#LIMIT} at most), and reported lost with the cache if it turns
  * out lost: a holder whose hold may have overlapped another client's always hears of it, if late.
+ *
+ * <p>This class keeps the states and moves between them; its parts do the rest: {@link CacheTokens}
+ * hands out the fencing tokens and reserves their blocks, {@link CacheGiveBack} gives the cache back
+ * in Redis, and {@link UnconfirmedTakes} keeps the released takes for their late reports.
  */
 public final class LockCache implements CachedLock {
 
@@ -100,12 +103,6 @@ public final class LockCache implements CachedLock {
     record Refusal(Attempt asTry, String askedCacher) {
     }
 
-    /**
-     * How many released takes not yet confirmed by a renewal are kept to be reported should the
-     * cache turn out lost; past it the oldest are forgotten (and would go unreported).
-     */
-    static final int UNCONFIRMED_LIMIT = 4096;
-
     /** TAKING: one thread of the client takes it in Redis; the others wait for it locally. */
     private enum Phase { NONE, TAKING, IDLE, HELD }
 
@@ -120,13 +117,12 @@ public final class LockCache implements CachedLock {
     private final Runnable wakeLocalLine;
     /** The cache's owner string in Redis: {@code <client-id>:cache}. */
     private final String owner;
+    private final CacheTokens tokens;
+    private final CacheGiveBack giveBack;
     private final ReentrantLock guard = new ReentrantLock();
     private Phase phase = Phase.NONE;
     /** The cache's base token in Redis (its field's value), while cached. */
     private String base;
-    /** The next local token and the top of the current block. */
-    private long next;
-    private long top;
     private boolean askedBack;
     /** Whether the take inside gives the cache back at its release for a condition's await. */
     private boolean awaitGiveBack;
@@ -141,15 +137,14 @@ public final class LockCache implements CachedLock {
     private Take current;
     /**
      * The thread that holds the cache locally, while held (also while it reserves a block, before
-     * its take exists), else -1; and the latest token a take got, for snapshots.
+     * its take exists), else -1, for snapshots.
      */
     private long holderThreadId = -1;
-    private long latestToken = -1;
     /**
-     * The takes of this cache released since the start of the last renewal that confirmed it, oldest
-     * first: reported lost with the cache, since Redis may have lost it while they were held.
+     * The takes of this cache released since the start of the last renewal that confirmed it: reported
+     * lost with the cache, since Redis may have lost it while they were held.
      */
-    private final java.util.ArrayDeque<Take> unconfirmed = new java.util.ArrayDeque<>();
+    private final UnconfirmedTakes unconfirmed = new UnconfirmedTakes();
     /**
      * Until when, by {@link System#nanoTime()}, the client does not cache the lock again after
      * giving it back to a client that asked: a lease. Its threads take plain holds meanwhile, each
@@ -171,6 +166,8 @@ public final class LockCache implements CachedLock {
         this.keys = keys;
         this.machinery = machinery;
         this.owner = Owner.cacheOf(machinery.clientId);
+        this.giveBack = new CacheGiveBack(name, keys, machinery, owner);
+        this.tokens = new CacheTokens(name, keys, machinery, giveBack, owner);
         long leaseNanos = TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis);
         this.liveForNanos = leaseNanos - (machinery.timeout.toNanos()
                 + Math.min(TimeUnit.MILLISECONDS.toNanos(50), leaseNanos / 20));
@@ -185,15 +182,20 @@ public final class LockCache implements CachedLock {
         /** The thread that took it: if it ends inside, the take is abandoned. */
         private final Thread thread = Thread.currentThread();
         private volatile Consumer<LostHold.Cause> onLost;
-        /** When its holder released it locally, by {@link System#nanoTime()}. */
-        private long releasedNanos;
 
         private Take(long token, Watchdog.Lease of) {
             this.token = token;
             this.of = of;
             // Made under the guard, by the thread that takes it.
-            latestToken = token;
             holderThreadId = ClientContext.currentThreadId();
+        }
+
+        /** Tells its holder that the hold was lost, if the hold was booked (see {@link #start}). */
+        void tellLost(LostHold.Cause cause) {
+            Consumer<LostHold.Cause> holder = onLost;
+            if (holder != null) {
+                holder.accept(cause);
+            }
         }
 
         @Override
@@ -245,23 +247,13 @@ public final class LockCache implements CachedLock {
 
     /** Whether this client caches the lock now (being taken, idle or held): its threads must not acquire it in Redis. */
     boolean present() {
-        guard.lock();
-        try {
-            return phase != Phase.NONE;
-        } finally {
-            guard.unlock();
-        }
+        return guarded(() -> phase != Phase.NONE);
     }
 
     /** Whether the lock is cached with no thread of the client inside. */
     @Override
     public boolean idle() {
-        guard.lock();
-        try {
-            return phase == Phase.IDLE;
-        } finally {
-            guard.unlock();
-        }
+        return guarded(() -> phase == Phase.IDLE);
     }
 
     /**
@@ -273,8 +265,6 @@ public final class LockCache implements CachedLock {
      * @throws SynchronizerUnavailableException if a reservation went unanswered; the cache is then given back
      */
     Take tryTake() {
-        Take take;
-        boolean reserve;
         Take abandoned = null;
         guard.lock();
         try {
@@ -286,20 +276,23 @@ public final class LockCache implements CachedLock {
                 dropLocked(Ending.EXPIRING);
                 return null;
             }
-            reserve = next > top;
             phase = Phase.HELD;
             holderThreadId = ClientContext.currentThreadId();
-            take = reserve ? null : new Take(next++, lease);
-            if (take != null) {
-                current = take;
+            if (!tokens.ranOut()) {
                 meters.cacheTaken();
-                return take;
+                return takeLocked();
             }
         } finally {
             guard.unlock();
             reportAbandoned(abandoned);
         }
         return reserveAndTake();
+    }
+
+    /** A take by this thread with the block's next token, now the take inside. */
+    private Take takeLocked() {
+        current = new Take(tokens.issue(), lease);
+        return current;
     }
 
     /**
@@ -318,8 +311,8 @@ public final class LockCache implements CachedLock {
     }
 
     private static void reportAbandoned(Take abandoned) {
-        if (abandoned != null && abandoned.onLost != null) {
-            abandoned.onLost.accept(LostHold.Cause.ABANDONED);
+        if (abandoned != null) {
+            abandoned.tellLost(LostHold.Cause.ABANDONED);
         }
     }
 
@@ -355,41 +348,19 @@ public final class LockCache implements CachedLock {
             guard.unlock();
         }
         try {
-            reply = CacheBlockReply.of(Script.LOCK_CACHE_RESERVE, machinery.<List<Object>>await(
-                    machinery.scripts.run(Script.LOCK_CACHE_RESERVE, keys.keysFor(Script.LOCK_CACHE_RESERVE), owner,
-                            baseNow, Long.toString(machinery.cacheBlock)),
-                    "reserve fencing tokens for the cached lock '" + name + "'"));
-            Runnable hook = machinery.reservationAnsweredForTests;
-            if (hook != null) {
-                hook.run();
-            }
+            reply = tokens.reserve(baseNow);
         } catch (RuntimeException e) {
-            guard.lock();
-            try {
-                if (reservingFor(epoch)) {
-                    dropLocked(Ending.UNAVAILABLE);
-                }
-            } finally {
-                guard.unlock();
-            }
+            dropIfReservingFor(epoch, Ending.UNAVAILABLE);
             throw e;
         }
         // The new block's top is in the token key: counted like an acquisition's token (the cache's
         // renewal after it, acknowledged, carries it to the replicas), or the cache is dropped.
         boolean counts = false;
         try {
-            counts = !reply.granted() || machinery.replicated(sent, Script.LOCK_CACHE_RENEW,
-                    keys.keysFor(Script.LOCK_CACHE_RENEW), Long.toString(machinery.leaseMillis), owner, baseNow);
+            counts = !reply.granted() || tokens.counted(sent, baseNow);
         } finally {
             if (!counts) {
-                guard.lock();
-                try {
-                    if (reservingFor(epoch)) {
-                        dropLocked(Ending.UNREPLICATED);
-                    }
-                } finally {
-                    guard.unlock();
-                }
+                dropIfReservingFor(epoch, Ending.UNREPLICATED);
             }
         }
         if (!counts) {
@@ -405,13 +376,10 @@ public final class LockCache implements CachedLock {
                 dropLocked(Ending.LOST);
                 return null;
             }
-            next = reply.lo();
-            top = reply.hi();
+            tokens.start(reply);
             askedBack |= reply.askedBack();
-            Take take = new Take(next++, lease);
-            current = take;
             meters.cacheTaken();
-            return take;
+            return takeLocked();
         } finally {
             guard.unlock();
         }
@@ -420,6 +388,18 @@ public final class LockCache implements CachedLock {
     /** Whether the cache is still the one {@code epoch} is the lease of, held for this thread's reservation. */
     private boolean reservingFor(Watchdog.Lease epoch) {
         return phase == Phase.HELD && current == null && lease == epoch;
+    }
+
+    /** Drops the cache {@code epoch} is the lease of if this thread's reservation still holds it. */
+    private void dropIfReservingFor(Watchdog.Lease epoch, Ending why) {
+        guard.lock();
+        try {
+            if (reservingFor(epoch)) {
+                dropLocked(why);
+            }
+        } finally {
+            guard.unlock();
+        }
     }
 
     /**
@@ -466,36 +446,10 @@ public final class LockCache implements CachedLock {
                     guard.unlock();
                 }
                 if (inDoubt) {
-                    giveBackUnknown();
+                    // Sent only while the client caches nothing of the lock and has had no take answered since.
+                    giveBack.afterTakeInDoubt(guard, () -> phase == Phase.NONE && takeInDoubt);
                 }
             }
-        }
-    }
-
-    /**
-     * Ends the cache field that a take whose reply never came may have left in Redis: nobody
-     * renews it, and until its lease ran out it would keep every other client out (an ask finds no
-     * cache here to give back). Its base is unknown, so it goes by owner ({@code lock-give-back.lua}),
-     * sent now and retried until Redis answers or a lease has passed; each sending only while the
-     * client caches nothing of the lock and has had no take answered since, checked under the guard
-     * that a take marks itself under, so that it reaches Redis before any later take of the client
-     * (one connection, in order). A cache field of the client is then one nobody knows of.
-     */
-    private void giveBackUnknown() {
-        machinery.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
-        machinery.followUps.send(Script.LOCK_GIVE_BACK, "give back the cached lock '" + name + "' after a take in doubt",
-                this::giveBackUnknownCommand, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
-    }
-
-    private CompletionStage<Long> giveBackUnknownCommand() {
-        guard.lock();
-        try {
-            if (phase != Phase.NONE || !takeInDoubt) {
-                return CompletableFuture.completedFuture(0L);
-            }
-            return machinery.scripts.run(Script.LOCK_GIVE_BACK, keys.keysFor(Script.LOCK_GIVE_BACK), owner);
-        } finally {
-            guard.unlock();
         }
     }
 
@@ -503,22 +457,7 @@ public final class LockCache implements CachedLock {
         // Listening before the take, so that an ask sent once the cache is in Redis finds it.
         machinery.caching(keys.lock(), this);
         long sent = System.nanoTime();
-        var pending = machinery.scripts.<List<Object>>run(Script.LOCK_CACHE_ACQUIRE,
-                keys.keysFor(Script.LOCK_CACHE_ACQUIRE), owner, Long.toString(machinery.leaseMillis), Long.toString(machinery.cacheBlock));
-        CacheBlockReply reply;
-        try {
-            reply = CacheBlockReply.of(Script.LOCK_CACHE_ACQUIRE,
-                    machinery.await(pending, "take the lock '" + name + "' to cache it"));
-        } catch (SynchronizerUnavailableException e) {
-            // A late grant is a cache nobody knows of: given back by its base (section 6).
-            pending.thenAccept(raw -> {
-                CacheBlockReply late = CacheBlockReply.of(Script.LOCK_CACHE_ACQUIRE, raw);
-                if (late.granted()) {
-                    giveBackQuietly(Long.toString(late.lo()));
-                }
-            });
-            throw e;
-        }
+        CacheBlockReply reply = tokens.take(sent);
         if (!reply.granted()) {
             // Refused: no field of this client was there, and an earlier take, sent before, has run.
             guard.lock();
@@ -539,11 +478,10 @@ public final class LockCache implements CachedLock {
         // caller acquires without the cache.
         boolean counts = false;
         try {
-            counts = machinery.replicated(sent, Script.LOCK_CACHE_RENEW, keys.keysFor(Script.LOCK_CACHE_RENEW),
-                    Long.toString(machinery.leaseMillis), owner, newBase);
+            counts = tokens.counted(sent, newBase);
         } finally {
             if (!counts) {
-                giveBackUncounted(newBase);
+                giveBack.uncounted(newBase);
             }
         }
         if (!counts) {
@@ -564,12 +502,11 @@ public final class LockCache implements CachedLock {
             takeInDoubt = false;
             if (phase != Phase.TAKING) {
                 // Closed or dropped meanwhile: nobody will keep it.
-                giveBackQuietly(newBase);
+                giveBack.quietly(newBase);
                 return null;
             }
             base = newBase;
-            next = reply.lo();
-            top = reply.hi();
+            tokens.start(reply);
             askedBack |= reply.askedBack();
             Watchdog.Lease[] registered = new Watchdog.Lease[1];
             registered[0] = machinery.watchdog.register(Renewal.ofCache(Script.LOCK_CACHE_RENEW,
@@ -577,9 +514,7 @@ public final class LockCache implements CachedLock {
                     cause -> lost(registered[0], cause), this::askedBack));
             lease = registered[0];
             phase = Phase.HELD;
-            Take take = new Take(next++, lease);
-            current = take;
-            return take;
+            return takeLocked();
         } finally {
             guard.unlock();
         }
@@ -593,9 +528,9 @@ public final class LockCache implements CachedLock {
      * @throws SynchronizerUnavailableException if the give-back went unanswered (it is retried)
      */
     LostHold.Cause release(Take take) {
-        String giveBack;
+        String giveBackBase;
         Watchdog.Lease ending;
-        List<Take> suspects;
+        List<Consumer<LostHold.Cause>> suspects;
         guard.lock();
         try {
             if (current != take || phase != Phase.HELD) {
@@ -608,32 +543,19 @@ public final class LockCache implements CachedLock {
             if (!askedBack) {
                 phase = Phase.IDLE;
                 holderThreadId = -1;
-                keepUnconfirmedLocked(take);
+                unconfirmed.keep(take::tellLost, lease);
                 return null;
             }
-            giveBack = base;
+            giveBackBase = base;
             ending = lease;
             meters.cacheEnded(awaitGiveBack ? Ending.AWAIT.tag : Ending.ASKED.tag);
-            suspects = unconfirmedLocked();
+            suspects = unconfirmed.since(lease);
             forgetLocked();
         } finally {
             guard.unlock();
         }
         boolean active = machinery.watchdog.unregister(ending);
-        // Sent as a follow-up: unanswered, it is retried until Redis answers or a lease has passed
-        // (token-checked by the base, so always safe), as unlock()'s release is.
-        CompletableFuture<List<Object>> answered = giveBackReporting(giveBack, active, suspects);
-        List<Object> reply;
-        try {
-            reply = machinery.await(answered, "give back the cached lock '" + name + "' (retried until Redis"
-                    + " answers, and it expires with its lease at the latest)");
-        } catch (SynchronizerUnavailableException e) {
-            // The caller learns nothing of this take: it is told with the earlier ones once a
-            // sending is answered, or once none can be.
-            reportWhenSettled(answered, active, List.of(take));
-            throw e;
-        }
-        return active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released() ? null : LostHold.Cause.GONE;
+        return giveBack.atRelease(giveBackBase, active, suspects, take::tellLost);
     }
 
     /**
@@ -675,13 +597,7 @@ public final class LockCache implements CachedLock {
 
     /** This client forced the lock free: whatever it cached is lost now, not at the next renewal. */
     void forced() {
-        Watchdog.Lease cached;
-        guard.lock();
-        try {
-            cached = lease;
-        } finally {
-            guard.unlock();
-        }
+        Watchdog.Lease cached = guarded(() -> lease);
         if (cached != null) {
             machinery.watchdog.declareLost(cached, LostHold.Cause.GONE);
         }
@@ -693,16 +609,11 @@ public final class LockCache implements CachedLock {
      * cache is in Redis), or null if the cache does not say (nothing cached, or being taken).
      */
     Boolean lockedAsFarAsKnown() {
-        guard.lock();
-        try {
-            return switch (phase) {
-                case HELD -> Boolean.TRUE;
-                case IDLE -> Boolean.FALSE;
-                default -> null;
-            };
-        } finally {
-            guard.unlock();
-        }
+        return guarded(() -> switch (phase) {
+            case HELD -> Boolean.TRUE;
+            case IDLE -> Boolean.FALSE;
+            default -> null;
+        });
     }
 
     /** What a snapshot shows of this client's cache: the thread holding it locally (or -1) and the latest local token. */
@@ -714,13 +625,10 @@ public final class LockCache implements CachedLock {
      * null if that is not the live cache (a stale field, being given back, or one being taken).
      */
     Picture picture(long cacheBase) {
-        guard.lock();
-        try {
+        return guarded(() -> {
             boolean live = (phase == Phase.IDLE || phase == Phase.HELD) && Long.toString(cacheBase).equals(base);
-            return live ? new Picture(holderThreadId, latestToken) : null;
-        } finally {
-            guard.unlock();
-        }
+            return live ? new Picture(holderThreadId, tokens.latest()) : null;
+        });
     }
 
     /** The cache's owner string in Redis, {@code <client-id>:cache}. */
@@ -733,17 +641,16 @@ public final class LockCache implements CachedLock {
      * otherwise {@code ", cached by this client: idle"} (or {@code held}, {@code being taken}).
      */
     String describe() {
-        guard.lock();
-        try {
-            return switch (phase) {
-                case NONE -> "";
-                case TAKING -> ", cached by this client: being taken" + (askedBack ? ", asked back" : "");
-                case IDLE -> ", cached by this client: idle" + (askedBack ? ", asked back" : "");
-                case HELD -> ", cached by this client: held" + (askedBack ? ", asked back" : "");
-            };
-        } finally {
-            guard.unlock();
-        }
+        return guarded(() -> switch (phase) {
+            case NONE -> "";
+            case TAKING -> ", cached by this client: being taken" + askedBackSuffixLocked();
+            case IDLE -> ", cached by this client: idle" + askedBackSuffixLocked();
+            case HELD -> ", cached by this client: held" + askedBackSuffixLocked();
+        });
+    }
+
+    private String askedBackSuffixLocked() {
+        return askedBack ? ", asked back" : "";
     }
 
     /**
@@ -753,33 +660,28 @@ public final class LockCache implements CachedLock {
      */
     @Override
     public void giveBackOnClose() {
-        String giveBack;
+        String giveBackBase;
         Watchdog.Lease ending;
-        List<Take> suspects;
+        List<Consumer<LostHold.Cause>> suspects;
         guard.lock();
         try {
             if (phase != Phase.IDLE) {
                 return;
             }
-            giveBack = base;
+            giveBackBase = base;
             ending = lease;
             meters.cacheEnded(Ending.CLOSE.tag);
-            suspects = unconfirmedLocked();
+            suspects = unconfirmed.since(lease);
             forgetLocked();
         } finally {
             guard.unlock();
         }
-        giveBackReporting(giveBack, machinery.watchdog.unregister(ending), suspects);
+        giveBack.reporting(giveBackBase, machinery.watchdog.unregister(ending), suspects);
     }
 
     /** Whether the client may take the lock in Redis as its cache now: not for a lease after an ask. */
     boolean mayCache() {
-        guard.lock();
-        try {
-            return System.nanoTime() - noCacheUntilNanos >= 0;
-        } finally {
-            guard.unlock();
-        }
+        return guarded(() -> System.nanoTime() - noCacheUntilNanos >= 0);
     }
 
     /**
@@ -824,7 +726,7 @@ public final class LockCache implements CachedLock {
     /** Told by the watchdog that the cache is lost in Redis: a take inside is lost with it. */
     private void lost(Watchdog.Lease which, LostHold.Cause cause) {
         Take inside;
-        List<Take> suspects;
+        List<Consumer<LostHold.Cause>> suspects;
         String mayStillBeThere;
         guard.lock();
         try {
@@ -833,7 +735,7 @@ public final class LockCache implements CachedLock {
             }
             inside = current;
             meters.cacheEnded(Ending.LOST.tag);
-            suspects = unconfirmedLocked();
+            suspects = unconfirmed.since(lease);
             // Unrenewable: renewals may have run without their replies coming back, so Redis may
             // still have it for most of a lease; ended by its base instead, which is always safe.
             mayStillBeThere = cause == LostHold.Cause.UNRENEWABLE ? base : null;
@@ -842,14 +744,13 @@ public final class LockCache implements CachedLock {
             guard.unlock();
         }
         if (mayStillBeThere != null) {
-            giveBackQuietly(mayStillBeThere);
+            giveBack.quietly(mayStillBeThere);
         }
-        reportLost(suspects, cause);
+        UnconfirmedTakes.tellLost(suspects, cause);
         if (inside == null) {
             log.debug("cached lock '{}': lost while idle ({})", name, cause);
-        }
-        if (inside != null && inside.onLost != null) {
-            inside.onLost.accept(cause);
+        } else {
+            inside.tellLost(cause);
         }
         // A thread of this client that waits behind the cache sleeps until a release; a release
         // racing this loss may find the cache forgotten and wake nobody.
@@ -860,45 +761,13 @@ public final class LockCache implements CachedLock {
     private void dropLocked(Ending why) {
         log.debug("cached lock '{}': giving it back, {}", name, why.why);
         meters.cacheEnded(why.tag);
-        String giveBack = base;
+        String giveBackBase = base;
         Watchdog.Lease ending = lease;
-        List<Take> suspects = unconfirmedLocked();
+        List<Consumer<LostHold.Cause>> suspects = unconfirmed.since(lease);
         forgetLocked();
         boolean active = ending != null && machinery.watchdog.unregister(ending);
-        if (giveBack != null) {
-            giveBackReporting(giveBack, active, suspects);
-        }
-    }
-
-    /**
-     * Keeps a take just released, to be reported should the cache turn out lost, and forgets those
-     * released before the start of the last renewal that confirmed the cache.
-     */
-    private void keepUnconfirmedLocked(Take take) {
-        take.releasedNanos = System.nanoTime();
-        long confirmed = lease.renewedNanos();
-        while (!unconfirmed.isEmpty()
-                && (unconfirmed.peekFirst().releasedNanos - confirmed < 0 || unconfirmed.size() >= UNCONFIRMED_LIMIT)) {
-            unconfirmed.pollFirst();
-        }
-        unconfirmed.addLast(take);
-    }
-
-    /** The released takes the cache's loss may have overlapped: those after its last confirmation. */
-    private List<Take> unconfirmedLocked() {
-        if (lease == null) {
-            return List.of();
-        }
-        long confirmed = lease.renewedNanos();
-        return unconfirmed.stream().filter(take -> take.releasedNanos - confirmed >= 0).toList();
-    }
-
-    /** Tells the holders of released takes that the cache they came from was lost, perhaps while they held it. */
-    private void reportLost(List<Take> released, LostHold.Cause cause) {
-        for (Take take : released) {
-            if (take.onLost != null) {
-                take.onLost.accept(cause);
-            }
+        if (giveBackBase != null) {
+            giveBack.reporting(giveBackBase, active, suspects);
         }
     }
 
@@ -914,12 +783,10 @@ public final class LockCache implements CachedLock {
         lease = null;
         current = null;
         holderThreadId = -1;
-        latestToken = -1;
         unconfirmed.clear();
         askedBack = false;
         awaitGiveBack = false;
-        next = 0;
-        top = -1;
+        tokens.clear();
     }
 
     /** Whether the cache's lease is live by the local clock, with the margins the watchdog's lost-hold verdict uses. */
@@ -928,89 +795,18 @@ public final class LockCache implements CachedLock {
                 && System.nanoTime() - lease.renewedNanos() < liveForNanos;
     }
 
-    /**
-     * Gives back a cache taken in Redis that does not count (see {@link Machinery#replicated}): at
-     * once, and if Redis does not answer, retried in the background (token-checked by the base).
-     */
-    private void giveBackUncounted(String cacheBase) {
-        log.debug("cached lock '{}': taken, but from a master that was switched away from, or acknowledged by"
-                + " fewer replicas than asked; giving it back", name);
-        machinery.releasing(() -> releaseCommand(cacheBase));
+    /** Reads the cache's state under its guard. */
+    private <T> T guarded(Supplier<T> read) {
+        guard.lock();
         try {
-            machinery.await(releaseCommand(cacheBase), "give back the cached lock '" + name + "'");
-        } catch (RuntimeException e) {
-            sendGiveBack(cacheBase);
+            return read.get();
+        } finally {
+            guard.unlock();
         }
-    }
-
-    /**
-     * Gives a cache back in the background, retried until Redis answers or a lease has passed, and
-     * recorded to be sent again to a new master after a Sentinel switch, as a release is; then
-     * tells the holders of {@code suspects} if the cache turns out lost ({@link #reportWhenSettled}).
-     *
-     * @param active whether the cache's lease was still active when it was unregistered: if not,
-     *     it was found lost already
-     * @return the reply of the first sending Redis answers (see {@link dev.synchronizers.redis.watchdog.FollowUps#sendUntilAnswered})
-     */
-    private CompletableFuture<List<Object>> giveBackReporting(String cacheBase, boolean active, List<Take> suspects) {
-        machinery.releasing(() -> releaseCommand(cacheBase));
-        CompletableFuture<List<Object>> answered = machinery.followUps.sendUntilAnswered(Script.LOCK_RELEASE,
-                "give back the cached lock '" + name + "'", () -> releaseCommand(cacheBase),
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
-        reportWhenSettled(answered, active, suspects);
-        return answered;
-    }
-
-    /**
-     * Tells the holders of {@code takes} that the cache they came from was lost, once a give-back
-     * settles it: {@code GONE} if the first sending Redis answers finds the cache gone (or the cache
-     * was lost already, {@code !active}); {@code UNRENEWABLE} if no sending is answered before the
-     * retries stop (a lease has passed, or the client closed), since Redis may have let the cache go
-     * then, as the watchdog reports a hold it cannot renew. Told on the watchdog's executor, never on
-     * an I/O thread; tracked so that {@code close()} delivers it before it returns.
-     */
-    private void reportWhenSettled(CompletableFuture<List<Object>> answered, boolean active, List<Take> takes) {
-        if (takes.isEmpty()) {
-            return;
-        }
-        machinery.reportInFlight(answered, answered.handle((reply, failure) -> {
-            if (failure != null) {
-                return LostHold.Cause.UNRENEWABLE;
-            }
-            return active && ReleaseReply.of(Script.LOCK_RELEASE, reply).released() ? null : LostHold.Cause.GONE;
-        }).thenAcceptAsync(cause -> {
-            if (cause != null) {
-                reportLost(takes, cause);
-            }
-        }, machinery.watchdog.executor()));
-    }
-
-    /**
-     * Gives a cache back in the background, retried until Redis answers or a lease has passed, and
-     * recorded to be sent again to a new master after a Sentinel switch, as a release is.
-     */
-    private void giveBackQuietly(String cacheBase) {
-        machinery.releasing(() -> releaseCommand(cacheBase));
-        sendGiveBack(cacheBase);
-    }
-
-    /** Sends a give-back as a follow-up: retried until Redis answers or a lease has passed. */
-    private void sendGiveBack(String cacheBase) {
-        machinery.followUps.send(Script.LOCK_RELEASE, "give back the cached lock '" + name + "'",
-                () -> releaseCommand(cacheBase), System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
-    }
-
-    private java.util.concurrent.CompletionStage<List<Object>> releaseCommand(String cacheBase) {
-        return machinery.scripts.run(Script.LOCK_RELEASE, keys.keysFor(Script.LOCK_RELEASE), owner, cacheBase);
     }
 
     @Override
     public String toString() {
-        guard.lock();
-        try {
-            return "cache " + phase.name().toLowerCase(java.util.Locale.ROOT) + (askedBack ? ", asked back" : "");
-        } finally {
-            guard.unlock();
-        }
+        return guarded(() -> "cache " + phase.name().toLowerCase(Locale.ROOT) + askedBackSuffixLocked());
     }
 }
