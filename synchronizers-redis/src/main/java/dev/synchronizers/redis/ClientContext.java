@@ -42,6 +42,8 @@ class ClientContext {
     final Duration timeout;
     /** Where async stages complete: the user's executor, or {@link #ownPool}. */
     final Executor async;
+    /** The {@code lost()} stages of this client's handles still open; settled at close. */
+    final LossSignals lossSignals = new LossSignals();
     /**
      * The threads that wait for async acquisitions ({@link AsyncLine}): one per synchronizer object
      * with pending async acquisitions, created as needed and ended when idle.

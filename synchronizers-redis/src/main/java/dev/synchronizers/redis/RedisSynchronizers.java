@@ -249,7 +249,9 @@ public final class RedisSynchronizers implements Synchronizers {
      * in flight can still produce (a cached lock's give-back found gone, or not answered within
      * the command timeout: reported {@code UNRENEWABLE}), on the listeners' executors, before it
      * returns; stops the watchdog; and closes the connections, and the Lettuce client if this
-     * instance created it. Holds still held are not released; they expire with their lease. Takes
+     * instance created it. Holds still held are not released; they expire with their lease, and the
+     * {@code lost()} stage of each handle still held completes with a
+     * {@link dev.synchronizers.LostHold.Cause#ABANDONED} report (the listeners are not told). Takes
      * about two command timeouts at most when Redis does not answer, more only by what a listener
      * on the watchdog thread takes. Idempotent.
      */
@@ -265,6 +267,8 @@ public final class RedisSynchronizers implements Synchronizers {
         // Locks cached and idle are given back, not left to keep other clients out for a lease.
         machinery.giveBackCaches();
         machinery.watchdog.close();
+        // Handles still held are no longer renewed: their lost() stages complete, ABANDONED.
+        machinery.lossSignals.close();
         machinery.metrics.close();
         machinery.closeAsync();
         topology.close();
