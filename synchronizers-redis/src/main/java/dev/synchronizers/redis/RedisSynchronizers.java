@@ -107,6 +107,7 @@ public final class RedisSynchronizers implements Synchronizers {
                 options.lostHoldListeners(watchdog.executor(), metrics), metrics, leaseMillis, commandTimeout, acks, side,
                 sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed, options.asyncExecutor(),
                 builder.lockCaching);
+        machinery.servers = topology.describe();
         metrics.clientGauges(machinery.watchdog::registered, machinery.followUps::pending,
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
