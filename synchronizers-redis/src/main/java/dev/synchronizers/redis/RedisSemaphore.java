@@ -406,7 +406,8 @@ final class RedisSemaphore implements DistributedSemaphore {
      */
     private Grant record(String id, int permits, long sentNanos, boolean ofHandle) {
         Grant grant = new Grant(id, ofHandle ? -1 : Machinery.currentThreadId(), permits, ofHandle,
-                meters.holdStarted(), ofHandle ? new LossSignal(machinery.async) : null);
+                meters.holdStarted(), ofHandle ? new LossSignal(machinery.async, machinery.lossSignals,
+                        () -> new LostHold(name, KIND, -1, -1, LostHold.Cause.ABANDONED)) : null);
         return grants.add(grant, booked -> machinery.watchdog.register(Renewal.ofClient(Script.SEMAPHORE_RENEW,
                 keys.forRenew(), new String[] {id}, sentNanos, cause -> lost(booked, cause))));
     }
@@ -572,7 +573,7 @@ final class RedisSemaphore implements DistributedSemaphore {
         @Override
         public boolean isHeld() {
             // The watchdog ends the lease before it reports a loss.
-            return !released.get() && grant.lease.endedBecause() == null;
+            return !released.get() && grant.lease.endedBecause() == null && machinery.isOpen();
         }
 
         @Override

@@ -21,6 +21,7 @@ import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.watchdog.Watchdog;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
@@ -107,6 +108,7 @@ public final class RedisSynchronizers implements Synchronizers {
                 options.lostHoldListeners(watchdog.executor(), metrics), metrics, leaseMillis, commandTimeout, acks, side,
                 sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed, options.asyncExecutor(),
                 builder.lockCaching);
+        machinery.servers = topology.describe();
         metrics.clientGauges(machinery.watchdog::registered, machinery.followUps::pending,
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
@@ -249,7 +251,9 @@ public final class RedisSynchronizers implements Synchronizers {
      * in flight can still produce (a cached lock's give-back found gone, or not answered within
      * the command timeout: reported {@code UNRENEWABLE}), on the listeners' executors, before it
      * returns; stops the watchdog; and closes the connections, and the Lettuce client if this
-     * instance created it. Holds still held are not released; they expire with their lease. Takes
+     * instance created it. Holds still held are not released; they expire with their lease, and the
+     * {@code lost()} stage of each handle still held completes with a
+     * {@link dev.synchronizers.LostHold.Cause#ABANDONED} report (the listeners are not told). Takes
      * about two command timeouts at most when Redis does not answer, more only by what a listener
      * on the watchdog thread takes. Idempotent.
      */
@@ -265,6 +269,8 @@ public final class RedisSynchronizers implements Synchronizers {
         // Locks cached and idle are given back, not left to keep other clients out for a lease.
         machinery.giveBackCaches();
         machinery.watchdog.close();
+        // Handles still held are no longer renewed: their lost() stages complete, ABANDONED.
+        machinery.lossSignals.close();
         machinery.metrics.close();
         machinery.closeAsync();
         topology.close();
@@ -357,6 +363,7 @@ public final class RedisSynchronizers implements Synchronizers {
         private ClientOptions options = new ClientOptions();
         private ReplicaAcks replicaAcks;
         private boolean lockCaching;
+        private SslOptions sslOptions;
 
         private Builder() {
         }
@@ -443,6 +450,24 @@ public final class RedisSynchronizers implements Synchronizers {
             Objects.requireNonNull(client, "client must not be null");
             Objects.requireNonNull(uri, "uri must not be null");
             target(uri, client, null, null);
+            return this;
+        }
+
+        /**
+         * Sets the TLS options of the Lettuce client this builder creates, for a {@code rediss://}
+         * URI (or a Cluster's {@code rediss://} seeds): for example the certificate authority to
+         * trust, {@code SslOptions.builder().trustManager(caFile).build()}, where the JVM's default
+         * trust store does not hold it. The client keeps this library's other options. Ignored when
+         * a client is passed to {@link #client(RedisClient, RedisURI)} or
+         * {@link #client(RedisClusterClient)}, which has its own options. By default, Lettuce's
+         * defaults: the JVM's trust store.
+         *
+         * @param ssl the TLS options
+         * @return this builder
+         * @throws NullPointerException if {@code ssl} is null
+         */
+        public Builder sslOptions(SslOptions ssl) {
+            this.sslOptions = Objects.requireNonNull(ssl, "ssl must not be null");
             return this;
         }
 
@@ -755,6 +780,7 @@ public final class RedisSynchronizers implements Synchronizers {
             copy.options = options.copy();
             copy.replicaAcks = replicaAcks;
             copy.lockCaching = lockCaching;
+            copy.sslOptions = sslOptions;
             return new RedisSynchronizers(copy);
         }
 
@@ -763,14 +789,16 @@ public final class RedisSynchronizers implements Synchronizers {
             Duration commandTimeout = options.commandTimeout();
             if (clusterSeeds != null || clusterClient != null) {
                 return ClusterTopology.connect(clusterClient, options.clientResources(), clusterSeeds == null ? List.of() : clusterSeeds,
-                        ClusterTopology.clientOptions(commandTimeout), commandTimeout);
-            }
-            if (!uri.getSentinels().isEmpty()) {
-                return SentinelTopology.connect(client, options.clientResources(), uri, StandaloneTopology.clientOptions(commandTimeout),
+                        sslOptions == null ? ClusterTopology.clientOptions(commandTimeout)
+                                : ClusterTopology.clientOptions(commandTimeout).mutate().sslOptions(sslOptions).build(),
                         commandTimeout);
             }
-            return StandaloneTopology.connect(client, options.clientResources(), uri, StandaloneTopology.clientOptions(commandTimeout),
-                    commandTimeout);
+            io.lettuce.core.ClientOptions serverOptions = sslOptions == null ? StandaloneTopology.clientOptions(commandTimeout)
+                    : StandaloneTopology.clientOptions(commandTimeout).mutate().sslOptions(sslOptions).build();
+            if (!uri.getSentinels().isEmpty()) {
+                return SentinelTopology.connect(client, options.clientResources(), uri, serverOptions, commandTimeout);
+            }
+            return StandaloneTopology.connect(client, options.clientResources(), uri, serverOptions, commandTimeout);
         }
     }
 }
