@@ -24,7 +24,7 @@ case "$mode" in
   *) echo "usage: jmh/bench.sh quick|full [regex] | fleet [regex] [jmh options...]" >&2; exit 2 ;;
 esac
 if [ -z "${SKIP_BUILD:-}" ]; then  # SKIP_BUILD=1: run jmh/target/benchmarks.jar as already built
-  ./mvnw -q -B -pl jmh -am package -Dmaven.test.skip=true
+  ./mvnw -q -B -pl jmh -am -Pbenchmarks package -Dmaven.test.skip=true
 fi
 mkdir -p jmh/results
 if [ "$mode" = fleet ]; then

@@ -53,7 +53,8 @@ public interface LockHandle extends AutoCloseable {
 
     /**
      * Tells what this client knows of the hold, without a network call: true until it is
-     * released, {@linkplain #releaseAfter(Duration) let go}, or known to be lost.
+     * released, {@linkplain #releaseAfter(Duration) let go}, or known to be lost, or the client is
+     * closed.
      *
      * @return whether the hold is believed held
      */
@@ -68,8 +69,10 @@ public interface LockHandle extends AutoCloseable {
      * {@link LostHold.Cause#LEASE_EXPIRED}, when a fixed lease runs out (which listeners are not
      * told). It completes exceptionally with {@link java.util.concurrent.CancellationException}
      * once the hold is released, or {@linkplain #releaseAfter(Duration) let go}, without having
-     * been lost (also when the release could not reach the store), so that nothing waits on it
-     * forever.
+     * been lost (also when the release could not reach the store). If the client is closed while
+     * the hold is held, the close does not release it (it expires with its lease in the store) and
+     * the stage completes with a {@link LostHold.Cause#ABANDONED} report, which the listeners are
+     * not told. So nothing waits on it forever.
      *
      * <p>The stage completes on the client's async executor, never on a network thread; a stage
      * obtained after it completed runs its dependents on the caller's thread, as every completed

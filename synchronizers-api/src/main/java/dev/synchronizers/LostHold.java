@@ -71,7 +71,9 @@ public record LostHold(String name, String kind, long threadId, long fencingToke
         UNRENEWABLE,
         /**
          * The owning thread ended without releasing the hold. The watchdog stops renewing it, so it
-         * frees itself in the store when its lease runs out, as if the process had died.
+         * frees itself in the store when its lease runs out, as if the process had died. Also the
+         * cause with which a handle's {@code lost()} stage completes when its client is closed
+         * while it is held (listeners are not told of that: the caller chose to close).
          */
         ABANDONED,
         /**

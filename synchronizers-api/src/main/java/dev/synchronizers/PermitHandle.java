@@ -55,7 +55,7 @@ public interface PermitHandle extends AutoCloseable {
 
     /**
      * Tells what this client knows of the permits, without a network call: true until they are
-     * released or known to be lost (the watchdog learns of a loss at its next renewal, so the store
+     * released or known to be lost, or their client is closed (the watchdog learns of a loss at its next renewal, so the store
      * may have lost them a little earlier). Designed for monitoring, not for synchronization
      * control.
      *
@@ -70,8 +70,10 @@ public interface PermitHandle extends AutoCloseable {
      * the watchdog could not renew them ({@link LostHold.Cause#UNRENEWABLE}), and also when the
      * release finds them gone. It completes exceptionally with
      * {@link java.util.concurrent.CancellationException} once the permits are released without
-     * having been lost (also when the release could not reach the store), so that nothing waits on
-     * it forever.
+     * having been lost (also when the release could not reach the store). If the client is closed
+     * while the permits are held, the close does not release them (they return to the semaphore
+     * when their lease runs out) and the stage completes with a {@link LostHold.Cause#ABANDONED}
+     * report, which the listeners are not told. So nothing waits on it forever.
      *
      * <p>The stage completes on the client's async executor, never on a network thread; a stage
      * obtained after it completed runs its dependents on the caller's thread, as every completed

@@ -23,6 +23,7 @@ import dev.synchronizers.redis.semaphore.RedisSemaphore;
 import dev.synchronizers.redis.support.LettuceLine;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -172,7 +173,9 @@ public final class RedisSynchronizers implements Synchronizers {
      * in flight can still produce (a cached lock's give-back found gone, or not answered within
      * the command timeout: reported {@code UNRENEWABLE}), on the listeners' executors, before it
      * returns; stops the watchdog; and closes the connections, and the Lettuce client if this
-     * instance created it. Holds still held are not released; they expire with their lease. Takes
+     * instance created it. Holds still held are not released; they expire with their lease, and the
+     * {@code lost()} stage of each handle still held completes with a
+     * {@link dev.synchronizers.LostHold.Cause#ABANDONED} report (the listeners are not told). Takes
      * about two command timeouts at most when Redis does not answer, more only by what a listener
      * on the watchdog thread takes. Idempotent.
      */
@@ -274,6 +277,24 @@ public final class RedisSynchronizers implements Synchronizers {
          */
         public Builder client(RedisClient client, RedisURI uri) {
             target.client(client, uri);
+            return this;
+        }
+
+        /**
+         * Sets the TLS options of the Lettuce client this builder creates, for a {@code rediss://}
+         * URI (or a Cluster's {@code rediss://} seeds): for example the certificate authority to
+         * trust, {@code SslOptions.builder().trustManager(caFile).build()}, where the JVM's default
+         * trust store does not hold it. The client keeps this library's other options. Ignored when
+         * a client is passed to {@link #client(RedisClient, RedisURI)} or
+         * {@link #client(RedisClusterClient)}, which has its own options. By default, Lettuce's
+         * defaults: the JVM's trust store.
+         *
+         * @param ssl the TLS options
+         * @return this builder
+         * @throws NullPointerException if {@code ssl} is null
+         */
+        public Builder sslOptions(SslOptions ssl) {
+            target.sslOptions(ssl);
             return this;
         }
 

@@ -241,7 +241,8 @@ public final class Redlock implements AutoCloseable {
      * Closes the client: the watchdogs stop, this client's waiters are woken and fail with
      * {@link IllegalStateException} (also one whose attempt is on the nodes when the connections
      * close: what it may have been granted expires with its lease), and holds still open expire
-     * with their lease on each node.
+     * with their lease on each node; the {@code lost()} stage of each handle still held completes
+     * with a {@link dev.synchronizers.LostHold.Cause#ABANDONED} report (the listeners are not told).
      * Idempotent.
      */
     @Override
@@ -258,6 +259,8 @@ public final class Redlock implements AutoCloseable {
         }
         // Reports already queued are delivered, not dropped; at most a timeout is waited for them.
         events.close(timeout);
+        // Handles still held are no longer renewed: their lost() stages complete, ABANDONED.
+        context.lossSignals.close();
         context.closeAsync();
         metrics.close();
     }

@@ -42,6 +42,8 @@ public class ClientContext {
     public final Duration timeout;
     /** Where async stages complete: the user's executor, or {@link #ownPool}. */
     public final Executor async;
+    /** The {@code lost()} stages of this client's handles still open; settled at close. */
+    public final LossSignals lossSignals = new LossSignals();
     /**
      * The threads that wait for async acquisitions ({@link AsyncLine}): one per synchronizer object
      * with pending async acquisitions, created as needed and ended when idle.
@@ -215,9 +217,19 @@ public class ClientContext {
         return Thread.currentThread().getId();
     }
 
-    /** Waits for a reply within the command timeout; see {@link Replies#await}. */
+    /**
+     * The servers this client talks to, as messages name them (the topology's description, e.g.
+     * {@code redis://127.0.0.1:6379}); set once by the entry point, null where none is set.
+     */
+    public volatile String servers;
+
+    /**
+     * Waits for a reply within the command timeout; see {@link Replies#await}. A failure's message
+     * names {@link #servers} after {@code what}.
+     */
     public final <T> T await(CompletionStage<T> reply, String what) {
-        return Replies.await(reply, timeout, what);
+        String where = servers;
+        return Replies.await(reply, timeout, where == null ? what : what + " on " + where);
     }
 
     /**

@@ -70,6 +70,7 @@ public final class ServerClient {
                 options.lostHoldListeners(watchdog.executor(), metrics), metrics, leaseMillis, commandTimeout, acks, side,
                 sideScripts, topology::repliesTrusted, topology.switchesMasters(), closed, options.asyncExecutor(),
                 lockCaching);
+        machinery.servers = topology.describe();
         metrics.clientGauges(machinery.watchdog::registered, machinery.followUps::pending,
                 machinery.wakeups::subscribedChannels);
         machinery.watchdog.everyTick(machinery.wakeups::sweep);
@@ -154,6 +155,8 @@ public final class ServerClient {
         // Locks cached and idle are given back, not left to keep other clients out for a lease.
         machinery.giveBackCaches();
         machinery.watchdog.close();
+        // Handles still held are no longer renewed: their lost() stages complete, ABANDONED.
+        machinery.lossSignals.close();
         machinery.metrics.close();
         machinery.closeAsync();
         topology.close();

@@ -6,6 +6,7 @@ import dev.synchronizers.redis.topology.StandaloneTopology;
 import dev.synchronizers.redis.topology.Topology;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +30,8 @@ public final class ServerTarget {
     private RedisClient client;
     private List<RedisURI> clusterSeeds;
     private RedisClusterClient clusterClient;
+    /** The TLS options of a Lettuce client created here, or null for Lettuce's defaults. */
+    private SslOptions sslOptions;
 
     /** No target yet. */
     public ServerTarget() {
@@ -86,6 +89,15 @@ public final class ServerTarget {
         target(uri, client, null, null);
     }
 
+    /**
+     * Sets the TLS options of a Lettuce client created here (ignored with a caller's client).
+     *
+     * @throws NullPointerException if {@code ssl} is null
+     */
+    public void sslOptions(SslOptions ssl) {
+        this.sslOptions = Objects.requireNonNull(ssl, "ssl must not be null");
+    }
+
     private void target(RedisURI uri, RedisClient client, List<RedisURI> clusterSeeds,
             RedisClusterClient clusterClient) {
         this.uri = uri;
@@ -131,6 +143,7 @@ public final class ServerTarget {
         copy.clusterSeeds = clusterSeeds == null ? null : clusterSeeds.stream()
                 .map(seed -> RedisURI.builder(seed).withTimeout(commandTimeout).build()).toList();
         copy.clusterClient = clusterClient;
+        copy.sslOptions = sslOptions;
         return copy;
     }
 
@@ -141,14 +154,18 @@ public final class ServerTarget {
     Topology connect(ClientOptions options) {
         Duration commandTimeout = options.commandTimeout();
         if (clusterSeeds != null || clusterClient != null) {
+            io.lettuce.core.cluster.ClusterClientOptions clusterOptions = ClusterTopology.clientOptions(commandTimeout);
             return ClusterTopology.connect(clusterClient, options.clientResources(), clusterSeeds == null ? List.of() : clusterSeeds,
-                    ClusterTopology.clientOptions(commandTimeout), commandTimeout);
-        }
-        if (!uri.getSentinels().isEmpty()) {
-            return SentinelTopology.connect(client, options.clientResources(), uri, StandaloneTopology.clientOptions(commandTimeout),
+                    sslOptions == null ? clusterOptions : clusterOptions.mutate().sslOptions(sslOptions).build(),
                     commandTimeout);
         }
-        return StandaloneTopology.connect(client, options.clientResources(), uri, StandaloneTopology.clientOptions(commandTimeout),
-                commandTimeout);
+        io.lettuce.core.ClientOptions serverOptions = StandaloneTopology.clientOptions(commandTimeout);
+        if (sslOptions != null) {
+            serverOptions = serverOptions.mutate().sslOptions(sslOptions).build();
+        }
+        if (!uri.getSentinels().isEmpty()) {
+            return SentinelTopology.connect(client, options.clientResources(), uri, serverOptions, commandTimeout);
+        }
+        return StandaloneTopology.connect(client, options.clientResources(), uri, serverOptions, commandTimeout);
     }
 }

@@ -29,7 +29,8 @@ final class RedisLockHandle implements LockHandle {
     RedisLockHandle(RedisLock lock, Holds.Hold hold) {
         this.lock = lock;
         this.hold = hold;
-        this.loss = new LossSignal(lock.context.async);
+        this.loss = new LossSignal(lock.context.async, lock.context.lossSignals,
+                () -> new LostHold(lock.name(), lock.kind, -1, hold.token, LostHold.Cause.ABANDONED, this));
     }
 
     /** Told by the lease's keeper that the hold ended other than by its release. */
@@ -74,7 +75,7 @@ final class RedisLockHandle implements LockHandle {
 
     @Override
     public boolean isHeld() {
-        return !released.get() && hold.lease.endedBecause() == null;
+        return !released.get() && hold.lease.endedBecause() == null && lock.context.isOpen();
     }
 
     @Override

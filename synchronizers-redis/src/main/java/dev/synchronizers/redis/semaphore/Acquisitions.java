@@ -1,5 +1,6 @@
 package dev.synchronizers.redis.semaphore;
 
+import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.client.Acquirer;
 import dev.synchronizers.redis.client.Attempt;
@@ -219,7 +220,8 @@ final class Acquisitions {
      */
     private Grant record(String id, int permits, long sentNanos, boolean ofHandle) {
         Grant grant = new Grant(id, ofHandle ? -1 : Machinery.currentThreadId(), permits, ofHandle,
-                parts.meters().holdStarted(), ofHandle ? new LossSignal(machinery.async) : null);
+                parts.meters().holdStarted(), ofHandle ? new LossSignal(machinery.async, machinery.lossSignals,
+                        () -> new LostHold(parts.name(), SemaphoreParts.KIND, -1, -1, LostHold.Cause.ABANDONED)) : null);
         return parts.grants().add(grant, booked -> machinery.watchdog.register(Renewal.ofClient(Script.SEMAPHORE_RENEW,
                 keys.forRenew(), new String[] {id}, sentNanos, cause -> ends.lost(booked, cause))));
     }

@@ -43,7 +43,7 @@ final class RedisPermitHandle implements PermitHandle {
     @Override
     public boolean isHeld() {
         // The watchdog ends the lease before it reports a loss.
-        return !released.get() && grant.lease.endedBecause() == null;
+        return !released.get() && grant.lease.endedBecause() == null && machinery.isOpen();
     }
 
     @Override

@@ -5,7 +5,8 @@ import java.time.Duration;
 /**
  * Says why a connection could not be made, for the message of the exception a client's build
  * throws: a password the server refused ({@code WRONGPASS}) or one it requires and did not get
- * ({@code NOAUTH}) is named first, wherever Lettuce put the server's reply in the cause chain;
+ * ({@code NOAUTH}) is named first, wherever Lettuce put the server's reply in the cause chain, and
+ * so is a failed TLS handshake (a certificate not trusted);
  * anything else is the connect failure as Lettuce reported it. Never includes credentials (the
  * server's replies do not repeat them).
  */
@@ -33,6 +34,10 @@ public final class ConnectFailure {
             }
             if (message.startsWith("NOAUTH")) {
                 return ": the server requires a password and none was given (" + message + ")";
+            }
+            if (cause instanceof javax.net.ssl.SSLException) {
+                return ": the TLS handshake failed (" + message + "); is the server's certificate trusted"
+                        + " (the builder's sslOptions, or the JVM's trust store)?";
             }
         }
         return " within " + timeout.toMillis() + " ms: " + failure.getMessage();

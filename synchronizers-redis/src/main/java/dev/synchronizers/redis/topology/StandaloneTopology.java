@@ -205,6 +205,6 @@ public final class StandaloneTopology implements Topology {
             }
             return "redis-sentinel://" + sentinels + "#" + uri.getSentinelMasterId();
         }
-        return "redis://" + uri.getHost() + ":" + uri.getPort();
+        return (uri.isSsl() ? "rediss://" : "redis://") + uri.getHost() + ":" + uri.getPort();
     }
 }

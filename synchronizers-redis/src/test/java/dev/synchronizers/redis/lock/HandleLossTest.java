@@ -164,6 +164,58 @@ class HandleLossTest {
         assertEquals(LostHold.Cause.GONE, await(handle.lost()).cause());
     }
 
+    /**
+     * A client closed while a handle holds: close() does not release it (it expires with its lease,
+     * so that a body still running under it is not overlapped at once), and lost() completes with
+     * an ABANDONED report, so that nothing waits on it forever; the listeners are not told (the
+     * caller chose to close, as it chooses a fixed lease).
+     */
+    @Test
+    void lockHandle_heldWhenTheClientCloses_lostCompletesWithAbandoned() throws Exception {
+        RedisSynchronizers client = holder();
+        LockHandle handle = client.lock(name).acquire();
+        var stage = handle.lost();
+
+        client.close();
+
+        LostHold report = await(stage);
+        assertEquals(LostHold.Cause.ABANDONED, report.cause());
+        assertSame(handle, report.handle());
+        assertEquals(handle.fencingToken(), report.fencingToken());
+        assertFalse(handle.isHeld(), "known lost");
+        assertEquals(report, await(handle.lost()), "a stage obtained afterwards has the same report");
+        assertTrue(other().lock(name).isLocked(), "not released: it expires with its lease");
+        assertTrue(reported.isEmpty(), "the listeners are not told: " + reported);
+    }
+
+    @Test
+    void permitHandle_heldWhenTheClientCloses_lostCompletesWithAbandoned() throws Exception {
+        RedisSynchronizers client = holder();
+        DistributedSemaphore semaphore = client.semaphore(name);
+        semaphore.trySetPermits(2);
+        PermitHandle permits = semaphore.acquirePermits(1);
+        var stage = permits.lost();
+
+        client.close();
+
+        LostHold report = await(stage);
+        assertEquals(LostHold.Cause.ABANDONED, report.cause());
+        assertEquals("semaphore", report.kind());
+        assertTrue(reported.isEmpty(), "the listeners are not told: " + reported);
+    }
+
+    /** A released handle's stage stays cancelled when the client closes afterwards. */
+    @Test
+    void lockHandle_releasedThenClientClosed_lostStaysCancelled() throws Exception {
+        RedisSynchronizers client = holder();
+        LockHandle handle = client.lock(name).acquire();
+        handle.release();
+
+        client.close();
+
+        assertThrows(CancellationException.class, () -> handle.lost().toCompletableFuture().get(30, TimeUnit.SECONDS));
+    }
+
     /* --------------- PermitHandle.lost() --------------- */
 
     @Test
@@ -296,6 +348,39 @@ class HandleLossTest {
         assertInstanceOf(InterruptedException.class, lost.getSuppressed()[0]);
         assertFalse(Thread.currentThread().isInterrupted(), "the interrupt callLocked set is cleared");
         assertEquals(LostHold.Cause.GONE, reported.poll(30, TimeUnit.SECONDS).cause());
+    }
+
+    /**
+     * The client closed while a callLocked body runs: the body is interrupted (its hold is no
+     * longer renewed), and callLocked ends with the closed client's IllegalStateException, the
+     * body's InterruptedException suppressed and the interrupt cleared.
+     */
+    @Test
+    void callLocked_clientClosedWhileTheBodyRuns_bodyInterrupted() throws Exception {
+        RedisSynchronizers client = holder();
+        DistributedLock lock = client.lock(name);
+        CountDownLatch running = new CountDownLatch(1);
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
+            try {
+                assertTrue(running.await(30, TimeUnit.SECONDS));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+            client.close();
+        });
+
+        IllegalStateException failed = assertThrows(IllegalStateException.class, () -> lock.callLocked(Duration.ZERO,
+                hold -> {
+                    running.countDown();
+                    Thread.sleep(TimeUnit.SECONDS.toMillis(60));
+                    return "not reached";
+                }));
+
+        closed.get(30, TimeUnit.SECONDS);
+        assertTrue(failed.getMessage().contains("closed"), failed.getMessage());
+        assertEquals(1, failed.getSuppressed().length, "the body's exception is kept");
+        assertInstanceOf(InterruptedException.class, failed.getSuppressed()[0]);
+        assertFalse(Thread.currentThread().isInterrupted(), "the interrupt callLocked set is cleared");
     }
 
     /** A body that ignores the interrupt runs to its end; its value is discarded, the interrupt cleared. */

@@ -222,4 +222,20 @@ public class RedlockHandleTest extends RedlockTestBase {
         other.unlock();
         assertTrue(lost.isEmpty(), "nothing else lost: " + lost);
     }
+
+    /** A Redlock closed while a handle holds: its lost() completes ABANDONED, the listener not told. */
+    @Test
+    void lost_heldWhenTheClientCloses_completesWithAbandoned() throws Exception {
+        Redlock client = client(LEASE);
+        LockHandle handle = client.lock(name).acquire();
+        java.util.concurrent.CompletionStage<LostHold> stage = handle.lost();
+
+        client.close();
+
+        LostHold report = stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+        assertEquals(LostHold.Cause.ABANDONED, report.cause());
+        assertSame(handle, report.handle());
+        assertFalse(handle.isHeld());
+        assertTrue(lost.isEmpty(), "the listener is not told: " + lost);
+    }
 }

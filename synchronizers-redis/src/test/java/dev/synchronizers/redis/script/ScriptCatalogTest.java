@@ -34,9 +34,11 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Keeps {@link Script} in step with the Lua files (STYLE R4, R5): one constant per file, headers
  * that declare the arity the constant claims, and no {@code KEYS[n]} / {@code ARGV[n]} below the
  * header. The header is the leading comment block plus the {@code local} lines right after it that
- * name the inputs, as in R4's example; anything after them is the body. Blocks that several scripts
- * copy are marked {@code -- shared: <name>} ... {@code -- end shared}, and every copy of one name
- * must be the same text, so that a fix made in one copy cannot miss the others. Needs no Redis.
+ * name the inputs, as in R4's example; anything after them is the body. The files checked are the
+ * scripts as Redis runs them: the lua module's build assembles each from its source and the blocks
+ * that several scripts share, which are written once ({@code lua/src/main/lua/shared/}) and keep
+ * themselves the same in every script (that build fails on a copy that is not included). Needs no
+ * Redis.
  */
 class ScriptCatalogTest {
 
@@ -53,12 +55,8 @@ class ScriptCatalogTest {
     private static final Pattern INPUT_REFERENCE = Pattern.compile("(KEYS|ARGV)\\[(\\d+)\\]");
     /** A command a script calls: {@code redis.call('HGET', ...)}, {@code redis.pcall('GET', ...)}. */
     private static final Pattern CALLED_COMMAND = Pattern.compile("redis\\.p?call\\(\\s*'([A-Za-z]+)'");
-    /** The line that opens a shared block: {@code -- shared: serve-line}. */
-    private static final Pattern SHARED_START = Pattern.compile("^-- shared: ([a-z0-9]+(?:-[a-z0-9]+)*)$");
-    /** The line that closes a shared block. */
-    private static final String SHARED_END = "-- end shared";
-    /** Any line that looks like a marker, so that a misspelt or indented one is caught, not skipped. */
-    private static final Pattern MARKER_LIKE = Pattern.compile("^\\s*--\\s*(?:end\\s+)?shared\\b.*$");
+    /** A line the lua module's build replaces with a shared block: {@code -- include: serve-line}. */
+    private static final Pattern INCLUDE_LIKE = Pattern.compile("^\\s*--\\s*include\\b.*$");
 
     /* --------------- files and constants --------------- */
 
@@ -273,119 +271,23 @@ class ScriptCatalogTest {
                 () -> script.file + " names a command other than by a literal: it cannot be checked");
     }
 
-    /* --------------- shared blocks --------------- */
+    /* --------------- assembly --------------- */
 
     /**
-     * Each {@code -- shared: <name>} line is closed by an {@code -- end shared} line before the
-     * next marker; blocks do not nest, and every marker line is written exactly so, at the start
-     * of its line, so that no misspelt marker hides a block from the copy check.
+     * The scripts on the classpath are the assembled ones: no include line is left in them, each
+     * replaced by the block it names (lua/src/build/AssembleScripts.java). A script loaded from
+     * its source instead would run without the functions and locals of its shared blocks.
      */
     @ParameterizedTest
     @EnumSource(Script.class)
-    void sharedBlocks_markers_areBalanced(Script script) {
+    void assembled_noIncludeLineIsLeft(Script script) {
         List<String> lines = lines(script);
-        String open = null;
-        int openLine = 0;
         for (int i = 0; i < lines.size(); i++) {
             String line = lines.get(i);
             int lineNumber = i + 1;
-            Matcher start = SHARED_START.matcher(line);
-            if (start.matches()) {
-                String outer = open;
-                int outerLine = openLine;
-                assertTrue(outer == null, () -> script.file + ":" + lineNumber + " opens shared block '"
-                        + start.group(1) + "' inside '" + outer + "', opened at line " + outerLine
-                        + "; close it first with '" + SHARED_END + "'");
-                open = start.group(1);
-                openLine = lineNumber;
-            } else if (line.equals(SHARED_END)) {
-                assertTrue(open != null, () -> script.file + ":" + lineNumber + " closes a shared block that"
-                        + " was never opened");
-                open = null;
-            } else {
-                assertFalse(MARKER_LIKE.matcher(line).matches(), () -> script.file + ":" + lineNumber
-                        + " looks like a shared-block marker but is neither '-- shared: <name>' (lower-case,"
-                        + " hyphens) nor '" + SHARED_END + "' at the start of the line: " + line);
-            }
+            assertFalse(INCLUDE_LIKE.matcher(line).matches(), () -> script.file + ":" + lineNumber
+                    + " is an include line: the script on the classpath was not assembled: " + line);
         }
-        String unclosed = open;
-        int unclosedLine = openLine;
-        assertTrue(unclosed == null, () -> script.file + ":" + unclosedLine + " opens shared block '" + unclosed
-                + "', which is not closed before the end of the file");
-    }
-
-    /**
-     * Every copy of a shared block is byte-identical to the first copy found (files in name
-     * order), and a name is used by at least two files: a block found in one file only is
-     * either misnamed or no longer shared.
-     */
-    @Test
-    void sharedBlocks_copiesOfOneName_areByteIdentical() {
-        Map<String, List<SharedBlock>> byName = new TreeMap<>();
-        for (Script script : Script.values()) {
-            for (SharedBlock block : sharedBlocks(script)) {
-                byName.computeIfAbsent(block.name, n -> new ArrayList<>()).add(block);
-            }
-        }
-        assertFalse(byName.isEmpty(), "no script marks a shared block");
-        List<String> failures = new ArrayList<>();
-        byName.forEach((name, copies) -> {
-            SharedBlock first = copies.get(0);
-            if (copies.stream().map(b -> b.file).distinct().count() < 2) {
-                failures.add("shared block '" + name + "' is found only in " + first.file + ":" + first.line);
-            }
-            for (SharedBlock copy : copies.subList(1, copies.size())) {
-                if (!copy.text.equals(first.text)) {
-                    failures.add(copy.file + ":" + copy.line + ": shared block '" + name + "' differs from its copy in "
-                            + first.file + ":" + first.line + firstDifference(first.text, copy.text));
-                }
-            }
-        });
-        assertEquals(List.of(), failures, () -> String.join("\n", failures));
-    }
-
-    /** One copy of a shared block: the text between its markers, line separators included. */
-    private record SharedBlock(String name, String file, int line, String text) {}
-
-    /** The shared blocks of a script, in file order; markers that do not balance are left to the test above. */
-    private static List<SharedBlock> sharedBlocks(Script script) {
-        String text = ScriptRegistry.text(script);
-        List<SharedBlock> blocks = new ArrayList<>();
-        String name = null;
-        int startLine = 0;
-        int bodyStart = 0;
-        int lineNumber = 0;
-        for (int at = 0; at < text.length(); ) {
-            int end = text.indexOf('\n', at);
-            int next = end < 0 ? text.length() : end + 1;
-            String line = text.substring(at, end < 0 ? text.length() : end);
-            lineNumber++;
-            Matcher start = SHARED_START.matcher(line);
-            if (name == null && start.matches()) {
-                name = start.group(1);
-                startLine = lineNumber;
-                bodyStart = next;
-            } else if (name != null && line.equals(SHARED_END)) {
-                blocks.add(new SharedBlock(name, script.file, startLine, text.substring(bodyStart, at)));
-                name = null;
-            }
-            at = next;
-        }
-        return blocks;
-    }
-
-    /** Where two copies first part: the line within the block, and both versions of it. */
-    private static String firstDifference(String expected, String actual) {
-        String[] a = expected.split("\n", -1);
-        String[] b = actual.split("\n", -1);
-        for (int i = 0; i < Math.max(a.length, b.length); i++) {
-            String x = i < a.length ? a[i] : "<end of block>";
-            String y = i < b.length ? b[i] : "<end of block>";
-            if (!x.equals(y)) {
-                return ", at line " + (i + 1) + " of the block:\n    expected: " + x + "\n    found:    " + y;
-            }
-        }
-        return "";
     }
 
     /* --------------- helpers --------------- */
