@@ -7,9 +7,11 @@ import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.watchdog.HoldLease;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The Redis side of one lock, below its {@code java.util.concurrent} facade ({@link RedisLock}):
@@ -63,6 +65,20 @@ public abstract class LockBackend {
          * @return the lease
          */
         HoldLease start(Consumer<LostHold.Cause> onLost);
+
+        /** A grant of a hold in Redis whose lease {@code start} begins (see {@link #start}). */
+        static Grant of(String owner, long token, Function<Consumer<LostHold.Cause>, HoldLease> start) {
+            return new InRedis(owner, token, start);
+        }
+    }
+
+    /** A hold in Redis, of its owner string and token, as {@link Grant#of} makes it. */
+    private record InRedis(String owner, long token, Function<Consumer<LostHold.Cause>, HoldLease> starter)
+            implements Grant {
+        @Override
+        public HoldLease start(Consumer<LostHold.Cause> onLost) {
+            return starter.apply(onLost);
+        }
     }
 
     /**
@@ -74,6 +90,19 @@ public abstract class LockBackend {
      */
     public long fixedLeaseMillis(long leaseTime, TimeUnit unit) {
         return RedisLock.leaseMillis(leaseTime, unit);
+    }
+
+    /**
+     * The arguments of a try that marks the waiter in Redis ({@code lock-acquire-waiting.lua}) for
+     * {@code owner}: the lease; how many threads of this client wait, this one among them, for other
+     * clients' snapshots, counted until the waiter's next try is due, which a reply may delay by a
+     * command timeout; and the lease of a place in line.
+     *
+     * @param placeMillis the lease of the waiter's place in line, or "0" for a waiting mark only
+     */
+    public final String[] waitingTryArgs(String owner, String leaseMillis, String placeMillis) {
+        return new String[] {owner, leaseMillis, Integer.toString(Math.max(1, acquirer.localWaiters())),
+                Long.toString(context.timeout.toMillis()), placeMillis};
     }
 
     /**
@@ -193,6 +222,15 @@ public abstract class LockBackend {
                 ? holds.renewalOf(threadId, same)
                 : LockSnapshot.Renewal.UNKNOWN;
         return new LockSnapshot.Holder(clientId, threadId, token, leaseRemainingMillis, renewal);
+    }
+
+    /**
+     * A snapshot of {@code holders}, with {@code queuedInRedis} waiters of other clients and this
+     * client's own line counted live.
+     */
+    protected final LockSnapshot snapshotOf(List<LockSnapshot.Holder> holders, long queuedInRedis) {
+        long queued = queuedInRedis + acquirer.localWaiters();
+        return new LockSnapshot(name, holders, (int) Math.min(Integer.MAX_VALUE, queued));
     }
 
     /**
