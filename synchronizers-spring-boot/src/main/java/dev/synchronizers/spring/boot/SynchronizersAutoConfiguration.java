@@ -62,7 +62,8 @@ import org.springframework.integration.support.locks.LockRegistry;
  * {@link RedlockBuilderCustomizer} beans adjust the builders before they connect.
  *
  * <p>Redis down at start-up: start-up fails with the client's
- * {@code SynchronizerUnavailableException} after the command timeout, unless
+ * {@code SynchronizerUnavailableException} after the command timeout (reported by the starter's
+ * {@code FailureAnalyzer}: the server, where its address came from, and what to set), unless
  * {@code synchronizers.fail-fast=false}: then the {@code Synchronizers} bean connects on first use
  * (each call throws {@code SynchronizerUnavailableException} within the command timeout until Redis
  * answers) and the health indicator is DOWN meanwhile.
