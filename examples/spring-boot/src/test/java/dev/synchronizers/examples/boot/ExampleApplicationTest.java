@@ -37,8 +37,10 @@ import org.springframework.test.context.DynamicPropertySource;
  * {@code synchronizers} health indicator is in the health endpoint but not in the liveness group,
  * and an instance that finds the job's lock held by another instance logs that it skipped the run.
  */
+// The job every 2 s: it keeps its lock for 1 s (lockAtLeastFor), so another client that waits for
+// the lock gets it within a second, rather than racing each run at the lock's expiry.
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "example.report.cron=* * * * * *", "example.exports.wait=PT0.2S", "example.exports.work=PT0S"})
+        "example.report.cron=*/2 * * * * *", "example.exports.wait=PT0.2S", "example.exports.work=PT0S"})
 @DirtiesContext
 @ExtendWith(OutputCaptureExtension.class)
 class ExampleApplicationTest {
