@@ -171,6 +171,10 @@ class DocSnippetsTest {
         /** The class the block is compiled in; the block starts on line {@link #codeOffset()} + 1. */
         String source(String uri) {
             String body = runnable && uri != null ? code.replace("redis://127.0.0.1:6379", uri) : code;
+            if (unit()) {
+                // A whole compilation unit (its own imports and class), in a package of its own.
+                return "package " + className.toLowerCase(Locale.ROOT) + ";\n" + body;
+            }
             return members
                     ? IMPORTS + "public class " + className + " extends Reader {\n" + body + "}\n"
                     : IMPORTS + "public class " + className + " extends Reader {\n"
@@ -178,7 +182,12 @@ class DocSnippetsTest {
         }
 
         int codeOffset() {
-            return (int) IMPORTS.lines().count() + (members ? 1 : 2);
+            return unit() ? 1 : (int) IMPORTS.lines().count() + (members ? 1 : 2);
+        }
+
+        /** Whether the block is a whole compilation unit: it starts with its imports. */
+        boolean unit() {
+            return code.stripLeading().startsWith("import ");
         }
 
         String where() {
@@ -346,7 +355,7 @@ class DocSnippetsTest {
                     : block.page() + ":" + (block.line() + d.getLineNumber() - block.codeOffset() - 1);
             errors.add(where + ": " + d.getKind().toString().toLowerCase(Locale.ROOT) + ": "
                     + String.join(" / ", d.getMessage(Locale.ROOT).lines().map(String::strip).toList())
-                    + (block == null ? "" : " (compiled as " + (block.members() ? "class members" : "a method body") + ")"));
+                    + (block == null ? "" : " (compiled as " + (block.unit() ? "a compilation unit" : block.members() ? "class members" : "a method body") + ")"));
         }
         if (!ok && errors.isEmpty()) {
             errors.add("javac failed without a diagnostic");

@@ -5,6 +5,7 @@ import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.shedlock.SynchronizersLockProvider;
 import dev.synchronizers.spring.integration.SynchronizersLockRegistry;
+import dev.synchronizers.test.InMemorySynchronizers;
 import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
@@ -17,6 +18,8 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Bindable;
@@ -41,7 +44,9 @@ import org.springframework.integration.support.locks.LockRegistry;
  *       set or a cluster; or, when {@code synchronizers.redlock.nodes} is set, a {@link Redlock}
  *       instead (Redlock has locks only, so there is then no {@code Synchronizers} bean). An
  *       application that defines either bean itself gets neither. Both are closed when the context
- *       closes.
+ *       closes. With {@code synchronizers.in-memory=true}, an {@code InMemorySynchronizers}
+ *       (module {@code synchronizers-test}) instead, for tests: no connection anywhere, the address
+ *       properties ignored; start-up fails, naming the module, if it is not on the class path.
  *   <li>{@code synchronizersHealthIndicator}, the {@code synchronizers} health indicator
  *       ({@link SynchronizersHealthIndicator}), when Spring Boot's health support is on the class
  *       path and {@code management.health.synchronizers.enabled} is not false.
@@ -62,7 +67,8 @@ import org.springframework.integration.support.locks.LockRegistry;
  * {@link RedlockBuilderCustomizer} beans adjust the builders before they connect.
  *
  * <p>Redis down at start-up: start-up fails with the client's
- * {@code SynchronizerUnavailableException} after the command timeout, unless
+ * {@code SynchronizerUnavailableException} after the command timeout (reported by the starter's
+ * {@code FailureAnalyzer}: the server, where its address came from, and what to set), unless
  * {@code synchronizers.fail-fast=false}: then the {@code Synchronizers} bean connects on first use
  * (each call throws {@code SynchronizerUnavailableException} within the command timeout until Redis
  * answers) and the health indicator is DOWN meanwhile.
@@ -84,6 +90,7 @@ public final class SynchronizersAutoConfiguration {
 
     /** One {@link RedisSynchronizers}, unless Redlock nodes are given or the application has its own client. */
     @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "synchronizers", name = "in-memory", havingValue = "false", matchIfMissing = true)
     @Conditional(NoRedlockNodes.class)
     @ConditionalOnMissingBean({Synchronizers.class, Redlock.class})
     static class ClientConfiguration {
@@ -124,6 +131,7 @@ public final class SynchronizersAutoConfiguration {
 
     /** A {@link Redlock} over {@code synchronizers.redlock.nodes}, unless the application has its own client. */
     @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "synchronizers", name = "in-memory", havingValue = "false", matchIfMissing = true)
     @Conditional(RedlockNodes.class)
     @ConditionalOnMissingBean({Synchronizers.class, Redlock.class})
     static class RedlockConfiguration {
@@ -161,6 +169,40 @@ public final class SynchronizersAutoConfiguration {
             }
             customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
             return builder.build();
+        }
+    }
+
+    /**
+     * {@code synchronizers.in-memory=true}: an {@link InMemorySynchronizers}, one client of a store
+     * of its own whose holds have {@code synchronizers.lease}, unless the application has its own
+     * client. Injectable as {@code Synchronizers} and as {@code InMemorySynchronizers} (for its
+     * {@code loseHold} and {@code setUnavailable} hooks).
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "synchronizers", name = "in-memory", havingValue = "true")
+    @ConditionalOnClass(name = "dev.synchronizers.test.InMemorySynchronizers")
+    @ConditionalOnMissingBean({Synchronizers.class, Redlock.class})
+    static class InMemoryConfiguration {
+
+        @Bean
+        InMemorySynchronizers synchronizers(SynchronizersProperties properties) {
+            log.info("synchronizers: in memory (synchronizers.in-memory=true), no Redis");
+            return InMemorySynchronizers.newStore(properties.getLease()).client();
+        }
+    }
+
+    /** {@code synchronizers.in-memory=true} without {@code synchronizers-test}: start-up fails, naming it. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "synchronizers", name = "in-memory", havingValue = "true")
+    @ConditionalOnMissingClass("dev.synchronizers.test.InMemorySynchronizers")
+    @ConditionalOnMissingBean({Synchronizers.class, Redlock.class})
+    static class InMemoryMissingConfiguration {
+
+        @Bean
+        Synchronizers synchronizers() {
+            throw new IllegalStateException("synchronizers.in-memory=true needs dev.synchronizers.test."
+                    + "InMemorySynchronizers on the class path: add the dependency"
+                    + " dev.synchronizers:synchronizers-test (test scope)");
         }
     }
 

@@ -62,6 +62,14 @@ public class SynchronizersProperties {
      */
     private boolean failFast = true;
 
+    /**
+     * Whether to use an in-memory Synchronizers instead of Redis, for tests: the
+     * InMemorySynchronizers of dev.synchronizers:synchronizers-test (which must be on the class
+     * path), with this library's semantics in one JVM and no connection anywhere. The address
+     * properties are then ignored.
+     */
+    private boolean inMemory;
+
     private final Sentinel sentinel = new Sentinel();
 
     private final Cluster cluster = new Cluster();
@@ -220,6 +228,27 @@ public class SynchronizersProperties {
      */
     public void setFailFast(boolean failFast) {
         this.failFast = failFast;
+    }
+
+    /**
+     * Returns whether the auto-configuration provides an in-memory {@code Synchronizers} instead of
+     * connecting to Redis.
+     *
+     * @return true for the in-memory one; default false
+     */
+    public boolean isInMemory() {
+        return inMemory;
+    }
+
+    /**
+     * Sets whether the auto-configuration provides an in-memory {@code Synchronizers}
+     * ({@code dev.synchronizers.test.InMemorySynchronizers}, module {@code synchronizers-test})
+     * instead of connecting to Redis.
+     *
+     * @param inMemory true for the in-memory one, for tests
+     */
+    public void setInMemory(boolean inMemory) {
+        this.inMemory = inMemory;
     }
 
     /**

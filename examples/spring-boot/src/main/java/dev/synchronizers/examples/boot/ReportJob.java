@@ -14,8 +14,13 @@ import org.springframework.stereotype.Component;
 /**
  * A scheduled job that must not run on two instances at once: ShedLock takes the lock
  * {@code "example-report"} through the starter's {@code SynchronizersLockProvider} before each run,
- * and an instance that finds it taken skips the run. Each run reads its lock's fencing token, the
- * number a downstream store would check to refuse a writer whose lock ran out while it was paused.
+ * and an instance that finds it taken skips the run ({@link SkippedRunLogger} logs a line then). Each
+ * run reads its lock's fencing token, the number a downstream store would check to refuse a writer
+ * whose lock ran out while it was paused.
+ *
+ * <p>The schedule is a cron expression, every 5 seconds on the clock by default, so every instance
+ * tries at the same moment and all but one skip; {@code lockAtLeastFor} keeps the lock for a
+ * second, so an instance whose clock is up to a second behind skips too.
  */
 @Component
 public class ReportJob {
@@ -31,7 +36,7 @@ public class ReportJob {
     }
 
     /** One run: logs its fencing token; ShedLock runs it only while it holds the lock. */
-    @Scheduled(fixedDelayString = "${example.report.every:PT5S}")
+    @Scheduled(cron = "${example.report.cron:*/5 * * * * *}")
     @SchedulerLock(name = "example-report", lockAtMostFor = "PT1M", lockAtLeastFor = "PT1S")
     public void run() {
         long token = SynchronizersLockProvider.currentFencingToken();
