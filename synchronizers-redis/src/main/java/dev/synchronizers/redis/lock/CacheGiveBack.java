@@ -3,23 +3,24 @@ package dev.synchronizers.redis.lock;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.client.Machinery;
+import dev.synchronizers.redis.lock.CacheState.Ending;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.ReleaseReply;
 import dev.synchronizers.redis.script.Script;
+import dev.synchronizers.redis.watchdog.Watchdog;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Lock;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * Gives one {@link LockCache} back in Redis (docs/design/lock-caching.md): when another client
- * asks for the lock, when the cache is dropped or lost while Redis may still have it, when the
- * client closes, when a take does not count, and after a take in doubt.
+ * Ends this client's cache of one lock (docs/design/lock-caching.md) and gives it back in Redis:
+ * when another client asks for the lock, when the cache is dropped (its lease may have run out, an
+ * acquisition bypasses it, a take inside was abandoned, a reservation failed) or lost while Redis
+ * may still have it, when the client closes, at the release of a take asked back, when a take does
+ * not count, and after a take in doubt.
  *
  * <p>A cache whose base is known goes by its base ({@code lock-release.lua}, token-checked, so
  * always safe); one left by a take that got no answer goes by owner ({@code lock-give-back.lua},
@@ -28,24 +29,210 @@ import org.slf4j.LoggerFactory;
  * A give-back that finds the cache gone tells the holders of the takes it did not confirm
  * ({@link UnconfirmedTakes}).
  *
- * <p>Keeps no state: the cache calls it once it has forgotten what it gives back.
+ * <p>Each ending forgets the cache under the {@link CacheState}'s guard first, then gives it back
+ * without holding the guard (except the background sending of a drop, which only queues).
  */
 final class CacheGiveBack {
 
-    /** The cache's logger: its lines read as the cache's, whichever part of it writes them. */
-    private static final Logger log = LoggerFactory.getLogger(LockCache.class);
+    private static final Logger log = CacheState.log;
 
+    private final CacheState state;
     private final String name;
     private final LockKeys keys;
     private final Machinery machinery;
     /** The cache's owner string in Redis: {@code <client-id>:cache}. */
     private final String owner;
 
-    CacheGiveBack(String name, LockKeys keys, Machinery machinery, String owner) {
-        this.name = name;
-        this.keys = keys;
-        this.machinery = machinery;
-        this.owner = owner;
+    CacheGiveBack(CacheState state) {
+        this.state = state;
+        this.name = state.name;
+        this.keys = state.keys;
+        this.machinery = state.machinery;
+        this.owner = state.owner;
+    }
+
+    /**
+     * Ends {@code take} by its holder: the cache stays, idle, unless it was asked back, when it is
+     * given back in Redis (one round trip).
+     *
+     * @return null if released; otherwise why Redis no longer had the cache
+     * @throws SynchronizerUnavailableException if the give-back went unanswered (it is retried)
+     */
+    LostHold.Cause release(CacheTake take) {
+        String giveBackBase;
+        Watchdog.Lease ending;
+        List<Consumer<LostHold.Cause>> suspects;
+        state.guard.lock();
+        try {
+            if (state.current != take || state.phase != CacheState.Phase.HELD) {
+                return LostHold.Cause.GONE;
+            }
+            state.current = null;
+            if (take.cacheLease().endedBecause() != null) {
+                return take.cacheLease().endedBecause();
+            }
+            if (!state.askedBack) {
+                state.phase = CacheState.Phase.IDLE;
+                state.holderThreadId = -1;
+                state.unconfirmed.keep(take::tellLost, state.lease);
+                return null;
+            }
+            giveBackBase = state.base;
+            ending = state.lease;
+            state.meters.cacheEnded(state.awaitGiveBack ? Ending.AWAIT.tag : Ending.ASKED.tag);
+            suspects = state.unconfirmed.since(state.lease);
+            state.forgetLocked();
+        } finally {
+            state.guard.unlock();
+        }
+        boolean active = machinery.watchdog.unregister(ending);
+        return atRelease(giveBackBase, active, suspects, take::tellLost);
+    }
+
+    /**
+     * Gives an idle cache back (in the background, on the connection every later call of this
+     * client goes by, so before them), for an acquisition that does not use the cache: a fixed
+     * lease. Does nothing to a held cache or none.
+     */
+    void ifIdle() {
+        state.guard.lock();
+        try {
+            if (state.phase == CacheState.Phase.IDLE) {
+                dropLocked(Ending.BYPASS);
+            }
+        } finally {
+            state.guard.unlock();
+        }
+    }
+
+    /**
+     * Gives an idle cache back because the client closes, in the background; a cache it finds gone
+     * tells the takes it did not confirm, as a renewal would, and the closing client waits for
+     * that ({@link Machinery#giveBackCaches}). A held one is left to its lease, as a thread's hold is.
+     */
+    void onClose() {
+        String giveBackBase;
+        Watchdog.Lease ending;
+        List<Consumer<LostHold.Cause>> suspects;
+        state.guard.lock();
+        try {
+            if (state.phase != CacheState.Phase.IDLE) {
+                return;
+            }
+            giveBackBase = state.base;
+            ending = state.lease;
+            state.meters.cacheEnded(Ending.CLOSE.tag);
+            suspects = state.unconfirmed.since(state.lease);
+            state.forgetLocked();
+        } finally {
+            state.guard.unlock();
+        }
+        reporting(giveBackBase, machinery.watchdog.unregister(ending), suspects);
+    }
+
+    /**
+     * Told that another client asks for the lock, by a message on this client's ask channel or by
+     * the watchdog (a renewal's answer): an idle cache goes back at once, a held one at its release.
+     */
+    void askedBack() {
+        CacheTake abandoned = null;
+        state.guard.lock();
+        try {
+            state.askedBack = true;
+            if (state.phase == CacheState.Phase.IDLE) {
+                dropLocked(Ending.ASKED);
+            } else {
+                abandoned = abandonIfEndedLocked();
+            }
+        } finally {
+            state.guard.unlock();
+        }
+        reportAbandoned(abandoned);
+    }
+
+    /**
+     * A take whose thread ended without unlock() is reported {@code ABANDONED} and the cache given
+     * back, which wakes the client's threads waiting behind it (they sleep until the holder's
+     * release, and none will come).
+     */
+    void checkAbandoned() {
+        CacheTake abandoned = null;
+        state.guard.lock();
+        try {
+            abandoned = abandonIfEndedLocked();
+        } finally {
+            state.guard.unlock();
+        }
+        reportAbandoned(abandoned);
+    }
+
+    /**
+     * If the thread inside ended without releasing (a hold abandoned, as the watchdog reports a
+     * thread's), gives the cache back, since no release will come.
+     *
+     * @return the abandoned take, to be reported once the guard is released ({@link #reportAbandoned}); null if none
+     */
+    CacheTake abandonIfEndedLocked() {
+        CacheTake inside = state.current;
+        if (state.phase != CacheState.Phase.HELD || inside == null || !inside.threadEnded()) {
+            return null;
+        }
+        dropLocked(Ending.ABANDONED);
+        return inside;
+    }
+
+    static void reportAbandoned(CacheTake abandoned) {
+        if (abandoned != null) {
+            abandoned.tellLost(LostHold.Cause.ABANDONED);
+        }
+    }
+
+    /** Told by the watchdog that the cache is lost in Redis: a take inside is lost with it. */
+    void lost(Watchdog.Lease which, LostHold.Cause cause) {
+        CacheTake inside;
+        List<Consumer<LostHold.Cause>> suspects;
+        String mayStillBeThere;
+        state.guard.lock();
+        try {
+            if (which != state.lease) {
+                return;
+            }
+            inside = state.current;
+            state.meters.cacheEnded(Ending.LOST.tag);
+            suspects = state.unconfirmed.since(state.lease);
+            // Unrenewable: renewals may have run without their replies coming back, so Redis may
+            // still have it for most of a lease; ended by its base instead, which is always safe.
+            mayStillBeThere = cause == LostHold.Cause.UNRENEWABLE ? state.base : null;
+            state.forgetLocked();
+        } finally {
+            state.guard.unlock();
+        }
+        if (mayStillBeThere != null) {
+            quietly(mayStillBeThere);
+        }
+        UnconfirmedTakes.tellLost(suspects, cause);
+        if (inside == null) {
+            log.debug("cached lock '{}': lost while idle ({})", name, cause);
+        } else {
+            inside.tellLost(cause);
+        }
+        // A thread of this client that waits behind the cache sleeps until a release; a release
+        // racing this loss may find the cache forgotten and wake nobody.
+        state.wakeLocalLine.run();
+    }
+
+    /** Drops an idle cache: no more local takes; given back in Redis in the background. */
+    void dropLocked(Ending why) {
+        log.debug("cached lock '{}': giving it back, {}", name, why.why);
+        state.meters.cacheEnded(why.tag);
+        String giveBackBase = state.base;
+        Watchdog.Lease ending = state.lease;
+        List<Consumer<LostHold.Cause>> suspects = state.unconfirmed.since(state.lease);
+        state.forgetLocked();
+        boolean active = ending != null && machinery.watchdog.unregister(ending);
+        if (giveBackBase != null) {
+            reporting(giveBackBase, active, suspects);
+        }
     }
 
     /**
@@ -58,7 +245,7 @@ final class CacheGiveBack {
      * @return null if released; otherwise why Redis no longer had the cache
      * @throws SynchronizerUnavailableException if the give-back went unanswered (it is retried)
      */
-    LostHold.Cause atRelease(String cacheBase, boolean active, List<Consumer<LostHold.Cause>> suspects,
+    private LostHold.Cause atRelease(String cacheBase, boolean active, List<Consumer<LostHold.Cause>> suspects,
             Consumer<LostHold.Cause> releasing) {
         // Sent as a follow-up: unanswered, it is retried until Redis answers or a lease has passed
         // (token-checked by the base, so always safe), as unlock()'s release is.
@@ -126,27 +313,23 @@ final class CacheGiveBack {
      * client caches nothing of the lock and has had no take answered since, checked under the guard
      * that a take marks itself under, so that it reaches Redis before any later take of the client
      * (one connection, in order). A cache field of the client is then one nobody knows of.
-     *
-     * @param guard the cache's guard, held while each sending is checked and sent
-     * @param stillInDoubt read under {@code guard}: whether the client caches nothing of the lock and
-     *     has had no take answered since
      */
-    void afterTakeInDoubt(Lock guard, BooleanSupplier stillInDoubt) {
+    void afterTakeInDoubt() {
         machinery.metrics.followUp(Recorder.FollowUp.GIVE_BACK);
         machinery.followUps.send(Script.LOCK_GIVE_BACK, "give back the cached lock '" + name + "' after a take in doubt",
-                () -> byOwnerCommand(guard, stillInDoubt),
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
+                this::byOwnerCommand, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(machinery.leaseMillis));
     }
 
-    private CompletionStage<Long> byOwnerCommand(Lock guard, BooleanSupplier stillInDoubt) {
-        guard.lock();
+    private CompletionStage<Long> byOwnerCommand() {
+        state.guard.lock();
         try {
-            if (!stillInDoubt.getAsBoolean()) {
+            // Sent only while the client caches nothing of the lock and has had no take answered since.
+            if (!(state.phase == CacheState.Phase.NONE && state.takeInDoubt)) {
                 return CompletableFuture.completedFuture(0L);
             }
             return machinery.scripts.run(Script.LOCK_GIVE_BACK, keys.keysFor(Script.LOCK_GIVE_BACK), owner);
         } finally {
-            guard.unlock();
+            state.guard.unlock();
         }
     }
 

@@ -83,12 +83,12 @@ final class ServerAcquisition {
                 : policy.firstTry;
         long leaseMillis = fixedLeaseMillis > 0 ? fixedLeaseMillis : machinery.leaseMillis;
         // A take as the cache that Redis refused is this acquisition's first try: not sent twice.
-        LockCache.Refusal[] refused = new LockCache.Refusal[1];
+        CacheTokens.Refusal[] refused = new CacheTokens.Refusal[1];
         if (cache != null && !forHandle && fixedLeaseMillis == 0) {
             // Cached: taken locally if idle; otherwise, with nothing cached, nobody of this client
             // holding or waiting, and no recent ask, taken in Redis as the client's cache
             // (docs/design/lock-caching.md). Otherwise a plain hold, as without caching.
-            LockCache.Take take;
+            CacheTake take;
             try {
                 take = cache.tryTake();
             } catch (RuntimeException e) {
@@ -137,7 +137,7 @@ final class ServerAcquisition {
      * tries again, within the wait, a hold fewer replicas acknowledged than asked.
      */
     private boolean acquireInRedis(long threadId, String owner, Script firstTry, long timeoutNanos,
-            boolean interruptible, long fixedLeaseMillis, long leaseMillis, LockCache.Refusal refused,
+            boolean interruptible, long fixedLeaseMillis, long leaseMillis, CacheTokens.Refusal refused,
             Consumer<LockBackend.Grant> book) throws InterruptedException {
         Waiter[] last = new Waiter[1];
         Attempt attempt = machinery.acquireCounted(timeoutNanos, interruptible, new Machinery.Countable() {
@@ -245,13 +245,13 @@ final class ServerAcquisition {
          */
         private volatile boolean handoverInDoubt;
         /** What a try took from this client's cache, if it did; booked instead of a hold in Redis. */
-        private LockCache.Take cacheTake;
+        private CacheTake cacheTake;
         /**
          * A take as the cache that Redis refused just before this wait: its first try, not sent
          * again; and the cacher it asked, not asked again by the try right after it (later tries
          * ask again, and the cacher's renewal is the backstop of a lost ask).
          */
-        private LockCache.Refusal pretried;
+        private CacheTokens.Refusal pretried;
         private String askedJustNow = "";
 
         Waiter(long threadId, String owner, Script firstTry, long leaseMillis, boolean fixedLease) {
@@ -273,7 +273,7 @@ final class ServerAcquisition {
         @Override
         public Attempt attempt(boolean subscribed) {
             machinery.checkOpen();
-            LockCache.Refusal refusal = pretried;
+            CacheTokens.Refusal refusal = pretried;
             pretried = null;
             String alreadyAsked = askedJustNow;
             askedJustNow = "";
@@ -359,7 +359,7 @@ final class ServerAcquisition {
          */
         private Attempt attemptCache(long sent) {
             if (!fixedLease && threadId >= 0) {
-                LockCache.Take take = cache.tryTake();
+                CacheTake take = cache.tryTake();
                 if (take != null) {
                     cacheTake = take;
                     return new Attempt(true, take.token(), 0, sent);

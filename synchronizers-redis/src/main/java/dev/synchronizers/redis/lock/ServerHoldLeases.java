@@ -75,7 +75,7 @@ final class ServerHoldLeases {
 
     /** See {@link ServerLockBackend#declareLost}: a cache's take is the cache's to end. */
     void declareLost(HoldLease lease, LostHold.Cause cause) {
-        if (lease instanceof LockCache.Take take) {
+        if (lease instanceof CacheTake take) {
             cache.declareLost(take, cause);
             return;
         }
@@ -84,7 +84,7 @@ final class ServerHoldLeases {
 
     /** See {@link ServerLockBackend#endLease}. */
     boolean endLease(HoldLease lease) {
-        if (lease instanceof LockCache.Take take) {
+        if (lease instanceof CacheTake take) {
             // The cache's own lease goes on; release() decides whether the cache stays.
             return take.endedBecause() == null;
         }

@@ -129,7 +129,7 @@ public final class ServerLockBackend extends LockBackend {
 
     @Override
     void releaseForReal(Holds.Hold held) {
-        if (held.lease instanceof LockCache.Take take) {
+        if (held.lease instanceof CacheTake take) {
             cache.giveBackAtRelease(take);
         }
     }

@@ -66,7 +66,7 @@ final class ServerRelease {
     /** See {@link ServerLockBackend#release}. */
     LostHold.Cause release(long threadId, Holds.Hold held) {
         machinery.checkOpen();
-        if (held.lease instanceof LockCache.Take take) {
+        if (held.lease instanceof CacheTake take) {
             // Kept as an idle cache (no round trip) unless asked back; the local head takes it next.
             try {
                 return cache.release(take);

@@ -7,11 +7,11 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * The takes of one {@link LockCache} released locally but not yet confirmed, to be reported late
+ * The takes of one lock cache ({@code LockCache}) released locally but not yet confirmed, to be reported late
  * should the cache turn out lost (docs/design/lock-caching.md, section 3).
  *
  * <p>Keeps the takes released since the start of the last renewal that confirmed the cache
- * ({@link #LIMIT} at most), each as the way to tell its holder ({@code LockCache.Take#tellLost});
+ * ({@link #LIMIT} at most), each as the way to tell its holder ({@link CacheTake#tellLost});
  * why, the cache's class comment says. Not thread-safe: the cache keeps it under its guard.
  */
 final class UnconfirmedTakes {
