@@ -26,12 +26,13 @@ import org.slf4j.LoggerFactory;
 final class MasterMoves {
 
     // The logger SentinelTopology logged these under before the watch was split from it: log
-    // settings for it keep working.
-    private static final Logger log = LoggerFactory.getLogger(SentinelTopology.class);
+    // settings for it keep working. Named by its name, not its class: SentinelTopology uses this
+    // class, and this class does not use it back.
+    private static final Logger log = LoggerFactory.getLogger("dev.synchronizers.redis.topology.SentinelTopology");
 
     /**
      * The client side the watch moves from master to master: its connections to the current
-     * master and to the next one. Implemented by {@link SentinelTopology}.
+     * master and to the next one. Implemented by {@code SentinelTopology}.
      */
     interface Follower {
 

@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
 final class SentinelEar {
 
     // The logger SentinelTopology logged these under before the watch was split from it: log
-    // settings for it keep working.
-    private static final Logger log = LoggerFactory.getLogger(SentinelTopology.class);
+    // settings for it keep working. Named by its name, not its class: SentinelTopology uses this
+    // class, and this class does not use it back.
+    private static final Logger log = LoggerFactory.getLogger("dev.synchronizers.redis.topology.SentinelTopology");
 
     /** Told what a sentinel announces and answers. */
     interface Listener {

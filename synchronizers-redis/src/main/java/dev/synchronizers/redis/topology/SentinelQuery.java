@@ -10,8 +10,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Asking a sentinel for the master it names and the configuration epoch it is the master of, as
- * one pair taken at one moment ({@link #askFor}). Used by {@link SentinelTopology} when it starts
- * and by the sentinel watch's {@link SentinelEar}s afterwards. Stateless.
+ * one pair taken at one moment ({@link #askFor}). Used by {@code SentinelTopology} when it starts
+ * and by the sentinel watch's {@code SentinelEar}s afterwards. Stateless.
  */
 final class SentinelQuery {
 

@@ -13,10 +13,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The sentinels of a {@code redis-sentinel://} URI, listened to for the master they name, and
- * the decisions of a {@link SentinelTopology} about when to move: it subscribes to
+ * the decisions of a {@code SentinelTopology} about when to move: it subscribes to
  * {@code +switch-master} on every sentinel of the URI (any of them may be down, and each is tried
  * again until it answers), asks each for the master again whenever that subscription is made
- * again, and moves its {@link Follower} to the master they name.
+ * again, and moves its {@link MasterMoves.Follower Follower} to the master they name.
  *
  * <p>An announcement that names the follower's current master as the old one stops the client
  * trusting that master at once, and moves the follower to the new one (every sentinel announces
@@ -38,20 +38,26 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: announcements arrive on Lettuce I/O threads, where they are only read, the current
  * master marked untrusted and the rest handed over; every decision and every move (the follower's
- * {@link MasterMoves.Follower#connect} and {@link MasterMoves.Follower#switchTo}) runs on the watch's own thread,
- * {@code synchronizers-sentinel}, one at a time, never on an I/O thread. That thread also retries
+ * {@link MasterMoves.Follower#connect} and {@link MasterMoves.Follower#switchTo}) runs on the
+ * watch's own thread, {@code synchronizers-sentinel}, one at a time, never on an I/O thread. That thread also retries
  * a sentinel that could not be reached, or a master that could not be, every half second, and
  * runs what {@link #schedule} is given. Thread-safe.
  *
  * <p>Costs, per sentinel of the URI, a Pub/Sub connection and a connection to ask it; asking is
  * one round trip ({@code SENTINEL GET-MASTER-ADDR-BY-NAME} and {@code SENTINEL MASTER},
  * pipelined), bounded by the command timeout; and the one thread.
+ *
+ * <p>Parts: this class listens (the announcements, {@code READONLY}, closing); each sentinel's
+ * connections are a {@link SentinelEar}; the decisions and the moves, with the configuration
+ * known, are {@link MasterMoves}'; asking a sentinel is {@link SentinelQuery}; the thread is a
+ * {@link WatchThread}.
  */
 final class SentinelWatch {
 
     // The logger SentinelTopology logged these under before the watch was split from it: log
-    // settings for it keep working.
-    private static final Logger log = LoggerFactory.getLogger(SentinelTopology.class);
+    // settings for it keep working. Named by its name, not its class: SentinelTopology uses this
+    // class, and this class does not use it back.
+    private static final Logger log = LoggerFactory.getLogger("dev.synchronizers.redis.topology.SentinelTopology");
 
     /** The least time between two re-discoveries that {@code READONLY} replies start ({@link #readOnly}). */
     private static final long READONLY_REDISCOVERY_NANOS = TimeUnit.SECONDS.toNanos(1);
