@@ -1,7 +1,5 @@
 package dev.synchronizers.redis;
 
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.LoadingCache;
 import dev.synchronizers.DistributedCountDownLatch;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.DistributedReadWriteLock;
@@ -20,6 +18,7 @@ import dev.synchronizers.redis.lock.LockPolicy;
 import dev.synchronizers.redis.lock.RedisLock;
 import dev.synchronizers.redis.lock.RedisReadWriteLock;
 import dev.synchronizers.redis.semaphore.RedisSemaphore;
+import dev.synchronizers.redis.support.InstancesByName;
 import dev.synchronizers.redis.support.LettuceLine;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -28,7 +27,6 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -71,22 +69,22 @@ public final class RedisSynchronizers implements Synchronizers {
     /** The connection and the machinery of this client: see {@link ServerClient}. */
     private final ServerClient client;
     private final Machinery machinery;
-    /** Weak values: one lock object per name while anyone uses it; holds keep theirs reachable. */
-    private final LoadingCache<String, RedisLock> locks;
-    private final LoadingCache<String, RedisLock> fairLocks;
-    private final LoadingCache<String, RedisReadWriteLock> readWriteLocks;
-    private final LoadingCache<String, RedisSemaphore> semaphores;
-    private final LoadingCache<String, RedisCountDownLatch> latches;
+    /** One object per name while anyone uses it; holds keep theirs reachable. */
+    private final InstancesByName<RedisLock> locks;
+    private final InstancesByName<RedisLock> fairLocks;
+    private final InstancesByName<RedisReadWriteLock> readWriteLocks;
+    private final InstancesByName<RedisSemaphore> semaphores;
+    private final InstancesByName<RedisCountDownLatch> latches;
 
     private RedisSynchronizers(ServerClient client) {
         this.client = client;
         Machinery machinery = client.machinery();
         this.machinery = machinery;
-        this.locks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.onServer(name, LockPolicy.NONFAIR, machinery));
-        this.fairLocks = Caffeine.newBuilder().weakValues().build(name -> RedisLock.onServer(name, LockPolicy.FAIR, machinery));
-        this.readWriteLocks = Caffeine.newBuilder().weakValues().build(name -> new RedisReadWriteLock(name, machinery));
-        this.semaphores = Caffeine.newBuilder().weakValues().build(name -> new RedisSemaphore(name, machinery));
-        this.latches = Caffeine.newBuilder().weakValues().build(name -> new RedisCountDownLatch(name, machinery));
+        this.locks = new InstancesByName<>(name -> RedisLock.onServer(name, LockPolicy.NONFAIR, machinery), machinery::checkOpen);
+        this.fairLocks = new InstancesByName<>(name -> RedisLock.onServer(name, LockPolicy.FAIR, machinery), machinery::checkOpen);
+        this.readWriteLocks = new InstancesByName<>(name -> new RedisReadWriteLock(name, machinery), machinery::checkOpen);
+        this.semaphores = new InstancesByName<>(name -> new RedisSemaphore(name, machinery), machinery::checkOpen);
+        this.latches = new InstancesByName<>(name -> new RedisCountDownLatch(name, machinery), machinery::checkOpen);
         log.info("synchronizers {}: client {} connected to {} {}, key prefix '{}'", LibraryVersion.VERSION,
                 machinery.clientId, client.topologyKind(), client.describeTopology(), machinery.keyPrefix);
     }
@@ -118,36 +116,26 @@ public final class RedisSynchronizers implements Synchronizers {
 
     @Override
     public DistributedLock lock(String name) {
-        checkName(name);
-        machinery.checkOpen();
         return locks.get(name);
     }
 
     @Override
     public DistributedLock fairLock(String name) {
-        checkName(name);
-        machinery.checkOpen();
         return fairLocks.get(name);
     }
 
     @Override
     public DistributedReadWriteLock readWriteLock(String name) {
-        checkName(name);
-        machinery.checkOpen();
         return readWriteLocks.get(name);
     }
 
     @Override
     public DistributedSemaphore semaphore(String name) {
-        checkName(name);
-        machinery.checkOpen();
         return semaphores.get(name);
     }
 
     @Override
     public DistributedCountDownLatch countDownLatch(String name) {
-        checkName(name);
-        machinery.checkOpen();
         return latches.get(name);
     }
 
@@ -184,7 +172,6 @@ public final class RedisSynchronizers implements Synchronizers {
         client.close();
     }
 
-    /** Diagnostics for leak checks: watchdog entries and subscribed channels. Package-private. */
     /** The client's machinery, for the tests' view of its internals (RedisInternals); nothing else calls it. */
     Machinery machinery() {
         return machinery;
@@ -194,13 +181,6 @@ public final class RedisSynchronizers implements Synchronizers {
     public String toString() {
         return "RedisSynchronizers[client " + machinery.clientId + ", prefix " + machinery.keyPrefix
                 + (client.isClosed() ? ", closed" : "") + "]";
-    }
-
-    private static void checkName(String name) {
-        Objects.requireNonNull(name, "name must not be null");
-        if (name.isEmpty()) {
-            throw new IllegalArgumentException("name must not be empty");
-        }
     }
 
     /**

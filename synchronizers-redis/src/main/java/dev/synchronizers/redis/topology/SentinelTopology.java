@@ -85,7 +85,7 @@ public final class SentinelTopology implements Topology {
     private volatile boolean sidesWanted;
 
     private SentinelTopology(RedisClient client, boolean ownsClient, RedisURI uri, Duration timeout,
-            MasterConnections first, SentinelWatch.Named named, boolean sharded) {
+            MasterConnections first, SentinelQuery.Named named, boolean sharded) {
         this.client = client;
         this.ownsClient = ownsClient;
         this.uri = uri;
@@ -96,7 +96,7 @@ public final class SentinelTopology implements Topology {
         // Every command goes over the current master's one connection: see MasterProxy for the order.
         this.commands = MasterProxy.of(() -> current, master -> master.connection,
                 "commands of the master of " + describe(uri), this::failed);
-        this.watch = new SentinelWatch(client, uri, timeout, named, new SentinelWatch.Follower() {
+        this.watch = new SentinelWatch(client, uri, timeout, named, new MasterMoves.Follower() {
             @Override
             public MasterConnections current() {
                 return current;
@@ -140,12 +140,12 @@ public final class SentinelTopology implements Topology {
         }
         MasterConnections first = null;
         try {
-            SentinelWatch.Named named = null;
+            SentinelQuery.Named named = null;
             RuntimeException failure = null;
             for (RedisURI sentinel : uri.getSentinels()) {
                 try (StatefulRedisSentinelConnection<String, String> connection = client.connectSentinel(StringCodec.UTF8,
-                        SentinelWatch.sentinelUri(sentinel, timeout))) {
-                    named = Replies.await(SentinelWatch.askFor(connection, uri.getSentinelMasterId()), timeout,
+                        SentinelQuery.sentinelUri(sentinel, timeout))) {
+                    named = Replies.await(SentinelQuery.askFor(connection, uri.getSentinelMasterId()), timeout,
                             "ask a sentinel for the master");
                     break;
                 } catch (RuntimeException e) {
@@ -256,7 +256,7 @@ public final class SentinelTopology implements Topology {
     /* --------------- moving to another master --------------- */
 
     /**
-     * Connects to a new master ({@link SentinelWatch.Follower#connect}); null if it cannot be
+     * Connects to a new master ({@link MasterMoves.Follower#connect}); null if it cannot be
      * reached yet, or if the client was closed meanwhile. On the watch's thread.
      */
     private MasterConnections connectTo(String host, int port) {

@@ -1,20 +1,16 @@
 package dev.synchronizers.redis.wakeup;
 
-import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.support.Replies;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -61,22 +57,11 @@ import java.util.function.Consumer;
  */
 public final class WakeupDispatcher implements AutoCloseable {
 
-    private final PubSubTransport transport;
+    /** The channels' waiters, and the delivery of wake-ups to them. */
+    private final WaitersByChannel waiters;
+    /** Subscribing and unsubscribing the channels, their sweep, and the health check. */
+    private final ChannelSubscriptions subscriptions;
     private final Duration timeout;
-    /** Owner strings of this client start with it: only their named wake-ups are remembered. */
-    private final String ownerPrefix;
-    /** channel -> its local waiters; a channel is in the map exactly while it has waiters. */
-    private final Map<String, Channel> channels = new ConcurrentHashMap<>();
-    /** Orders subscribe and unsubscribe per client, so that counts and commands agree. */
-    private final ReentrantLock membership = new ReentrantLock();
-    /**
-     * Channels whose UNSUBSCRIBE could not be sent (disconnected): the client would subscribe them
-     * again on reconnect, so they are unsubscribed then, unless a waiter needs them again.
-     */
-    private final Set<String> unsubscribeOnReconnect = ConcurrentHashMap.newKeySet();
-    /** How often a waiter whose SUBSCRIBE was refused looks whether the Pub/Sub connection is back. */
-    private static final long RESUBSCRIBE_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-    private volatile boolean closed;
     /**
      * Standing channels ({@link #listen}): channel -> what to do with each of its messages, which
      * carry data for the client rather than wake a waiter.
@@ -109,9 +94,9 @@ public final class WakeupDispatcher implements AutoCloseable {
      * @param recorder where received wake-ups are counted
      */
     public WakeupDispatcher(PubSubTransport transport, Duration timeout, String ownerPrefix, Recorder recorder) {
-        this.transport = transport;
         this.timeout = timeout;
-        this.ownerPrefix = ownerPrefix;
+        this.waiters = new WaitersByChannel(ownerPrefix);
+        this.subscriptions = new ChannelSubscriptions(transport, timeout, waiters, this);
         transport.listen(new PubSubTransport.Listener() {
             @Override
             public void message(String channel, String message) {
@@ -126,20 +111,18 @@ public final class WakeupDispatcher implements AutoCloseable {
 
             @Override
             public void subscribed(String channel) {
-                resubscribed(channel);
+                waiters.resubscribed(channel);
             }
 
             @Override
             public void interrupted(Collection<String> affected) {
-                notLive(affected);
+                waiters.notLive(affected);
             }
 
             @Override
             public void reconnected() {
                 wakeAll();
-                for (String channel : unsubscribeOnReconnect) {
-                    unsubscribeUnlessNeeded(channel);
-                }
+                subscriptions.reconnected();
             }
         });
     }
@@ -159,13 +142,7 @@ public final class WakeupDispatcher implements AutoCloseable {
      */
     public void listen(String channel, Consumer<String> handler, Executor executor) {
         standing.put(channel, new Listening(handler, executor));
-        CompletableFuture<Void> confirmed;
-        membership.lock();
-        try {
-            confirmed = transport.subscribe(channel);
-        } finally {
-            membership.unlock();
-        }
+        CompletableFuture<Void> confirmed = subscriptions.subscribeStanding(channel);
         try {
             Replies.await(confirmed, timeout, "subscribe to '" + channel + "'");
         } catch (RuntimeException e) {
@@ -208,28 +185,9 @@ public final class WakeupDispatcher implements AutoCloseable {
      */
     public Subscription subscribe(String channel, String owner, long sinceNanos) {
         Subscription subscription = new Subscription(channel, owner, Thread.currentThread());
-        CompletableFuture<Void> confirmed;
-        Channel state;
-        membership.lock();
-        try {
-            state = channels.computeIfAbsent(channel, c -> new Channel());
-            // A lingering subscription is reused; a failed one, or one from before a reconnect, is
-            // made again.
-            if (state.confirmed == null || state.waiters.isEmpty()
-                    && (state.confirmed.isCompletedExceptionally() || state.liveSinceNanos == Long.MAX_VALUE)) {
-                Channel subscribed = state;
-                state.liveSinceNanos = Long.MAX_VALUE;
-                state.resubscribing = false;
-                state.confirmed = transport.subscribe(channel);
-                state.confirmed.thenRun(() -> subscribed.liveSinceNanos = System.nanoTime());
-            }
-            state.idle = false;
-            state.waiters.add(subscription);
-            confirmed = state.confirmed;
-        } finally {
-            membership.unlock();
-        }
-        awaitSubscribed(channel, state, confirmed, subscription);
+        ChannelSubscriptions.Joined joined = subscriptions.join(channel, subscription);
+        WaitersByChannel.Channel state = joined.state();
+        subscriptions.awaitSubscribed(channel, state, joined.confirmed(), subscription::close);
         // Registered first, then the records read: a wake-up either finds the subscription or was
         // recorded before this reading (wake() records before it delivers).
         subscription.liveSinceFirstTry = state.liveSinceNanos <= sinceNanos;
@@ -241,56 +199,13 @@ public final class WakeupDispatcher implements AutoCloseable {
     }
 
     /**
-     * Waits, within the command timeout, until Redis confirms the channel's subscription. The
-     * Pub/Sub connection reconnects on its own after an outage, possibly a moment after the command
-     * connection: a SUBSCRIBE refused meanwhile is sent again once it is back, rather than failing
-     * a waiter while Redis already answers. Only when the timeout is spent does the waiter fail.
-     */
-    private void awaitSubscribed(String channel, Channel state, CompletableFuture<Void> first, Subscription subscription) {
-        String what = "subscribe to wake-ups on '" + channel + "'";
-        long deadline = System.nanoTime() + timeout.toNanos();
-        CompletableFuture<Void> confirmed = first;
-        while (true) {
-            try {
-                Replies.await(confirmed, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())), what);
-                return;
-            } catch (SynchronizerUnavailableException e) {
-                if (closed || deadline - System.nanoTime() <= 0) {
-                    subscription.close();
-                    throw e;
-                }
-                // Refused while the Pub/Sub connection was down: wait for it (briefly, bounded by
-                // the deadline), then subscribe again unless another waiter already did.
-                LockSupport.parkNanos(this, RESUBSCRIBE_PROBE_NANOS);
-                if (transport.isOpen(channel)) {
-                    membership.lock();
-                    try {
-                        if (state.confirmed == confirmed) {
-                            Channel subscribed = state;
-                            state.liveSinceNanos = Long.MAX_VALUE;
-                            state.confirmed = transport.subscribe(channel);
-                            state.confirmed.thenRun(() -> subscribed.liveSinceNanos = System.nanoTime());
-                        }
-                        confirmed = state.confirmed;
-                    } finally {
-                        membership.unlock();
-                    }
-                }
-            } catch (RuntimeException e) {
-                subscription.close();
-                throw e;
-            }
-        }
-    }
-
-    /**
      * Returns the number of channels with local waiters, for leak checks; lingering channels
      * without waiters do not count.
      *
      * @return how many channels have waiters
      */
     public int subscribedChannels() {
-        return (int) channels.values().stream().filter(state -> !state.waiters.isEmpty()).count();
+        return waiters.withWaiters();
     }
 
     /**
@@ -298,27 +213,7 @@ public final class WakeupDispatcher implements AutoCloseable {
      * periodically (every watchdog tick), so an idle channel lingers for one to two periods.
      */
     public void sweep() {
-        membership.lock();
-        try {
-            for (Map.Entry<String, Channel> entry : channels.entrySet()) {
-                Channel state = entry.getValue();
-                // Records older than a sweep period cannot matter: a first try is followed by its
-                // subscription within the command timeout, far shorter than a period.
-                state.unclaimed.values().removeIf(arrived -> state.sweptNanos - arrived > 0);
-                state.sweptNanos = System.nanoTime();
-                if (!state.waiters.isEmpty()) {
-                    continue;
-                }
-                if (state.idle) {
-                    channels.remove(entry.getKey());
-                    unsubscribeUnlessNeeded(entry.getKey());
-                } else {
-                    state.idle = true;
-                }
-            }
-        } finally {
-            membership.unlock();
-        }
+        subscriptions.sweep();
     }
 
     /**
@@ -331,48 +226,12 @@ public final class WakeupDispatcher implements AutoCloseable {
      * idle.
      */
     public void checkHealth() {
-        if (!closed) {
-            transport.checkHealth(timeout);
-        }
-    }
-
-    /** Messages on these channels (null: all) are lost from now until each one's re-subscription is confirmed. */
-    private void notLive(Collection<String> affected) {
-        if (affected == null) {
-            for (Channel state : channels.values()) {
-                state.liveSinceNanos = Long.MAX_VALUE;
-                state.resubscribing = true;
-            }
-            return;
-        }
-        for (String channel : affected) {
-            Channel state = channels.get(channel);
-            if (state != null) {
-                state.liveSinceNanos = Long.MAX_VALUE;
-                state.resubscribing = true;
-            }
-        }
-    }
-
-    /**
-     * Redis confirmed a subscription. If it is the client's own re-subscription after a reconnect,
-     * the channel is live from now on, and its waiters are woken: a try they made before now may
-     * have missed a release.
-     */
-    private void resubscribed(String channel) {
-        Channel state = channels.get(channel);
-        if (state != null && state.resubscribing) {
-            state.resubscribing = false;
-            state.liveSinceNanos = System.nanoTime();
-            state.waiters.forEach(Subscription::wake);
-        }
+        subscriptions.checkHealth();
     }
 
     /** Wakes every waiter of every channel; used after a reconnect, when the connection stops answering, and on close. */
     public void wakeAll() {
-        for (Channel state : channels.values()) {
-            state.waiters.forEach(Subscription::wake);
-        }
+        waiters.wakeAll();
     }
 
     /**
@@ -383,75 +242,14 @@ public final class WakeupDispatcher implements AutoCloseable {
      *     {@link #GRANTED} followed by the owner string of the one waiter served
      */
     public void wake(String channel, String message) {
-        Channel state = channels.get(channel);
-        if (state == null) {
-            return;
-        }
-        long now = System.nanoTime();
-        WakeupMessage read = WakeupMessage.parse(message);
-        boolean everyone = read.form() == WakeupMessage.Form.EVERYONE;
-        boolean grant = read.form() == WakeupMessage.Form.GRANTED;
-        String named = read.owner();
-        String detail = read.detail();
-        if (everyone) {
-            state.everyoneNanos = now;
-        } else if (named.startsWith(ownerPrefix)) {
-            // A grant that came before its waiter subscribed only wakes it: its next try finds it.
-            state.unclaimed.put(named, now);
-        }
-        for (Subscription waiter : state.waiters) {
-            if (everyone) {
-                waiter.wake();
-            } else if (waiter.owner.equals(named)) {
-                if (grant) {
-                    waiter.grant(detail);
-                } else {
-                    waiter.wake();
-                }
-            }
-        }
-    }
-
-    private void leave(String channel, Subscription waiter) {
-        membership.lock();
-        try {
-            Channel state = channels.get(channel);
-            if (state != null && state.waiters.remove(waiter) && state.waiters.isEmpty()
-                    && state.confirmed.isCompletedExceptionally()) {
-                // Never confirmed: nothing to linger on.
-                channels.remove(channel);
-                unsubscribeUnlessNeeded(channel);
-            }
-        } finally {
-            membership.unlock();
-        }
-    }
-
-    private void unsubscribeUnlessNeeded(String channel) {
-        membership.lock();
-        try {
-            unsubscribeOnReconnect.remove(channel);
-            if (closed || channels.containsKey(channel)) {
-                return;
-            }
-            // Not awaited: commands on one connection run in order, so a later subscribe to the
-            // same channel reaches Redis after this unsubscribe.
-            transport.unsubscribe(channel).whenComplete((reply, failure) -> {
-                if (failure != null) {
-                    unsubscribeOnReconnect.add(channel);
-                }
-            });
-        } finally {
-            membership.unlock();
-        }
+        waiters.wake(channel, message);
     }
 
     /** Wakes every waiter so that it notices the client closing; the connection is closed by its owner. */
     @Override
     public void close() {
-        closed = true;
-        transport.close();
-        wakeAll();
+        subscriptions.close();
+        waiters.wakeAll();
     }
 
     /**
@@ -459,7 +257,7 @@ public final class WakeupDispatcher implements AutoCloseable {
      * thread calls {@link #reset()}, {@link #await(long)} and {@link #close()}; anyone may
      * {@link #wake()} it.
      */
-    public final class Subscription implements AutoCloseable {
+    public final class Subscription implements AutoCloseable, WaitersByChannel.Waiter {
 
         private final String channel;
         private final String owner;
@@ -474,6 +272,16 @@ public final class WakeupDispatcher implements AutoCloseable {
             this.channel = channel;
             this.owner = owner;
             this.waiter = waiter;
+        }
+
+        /**
+         * Returns the owner string this waiter subscribed as.
+         *
+         * @return the waiter's owner string
+         */
+        @Override
+        public String owner() {
+            return owner;
         }
 
         /**
@@ -508,6 +316,7 @@ public final class WakeupDispatcher implements AutoCloseable {
          *
          * @param detail what the grant message said after the owner, "" if nothing
          */
+        @Override
         public void grant(String detail) {
             grant = detail;
             wake();
@@ -519,6 +328,7 @@ public final class WakeupDispatcher implements AutoCloseable {
         }
 
         /** Wakes the subscribed thread, now or at its next {@link #await(long)}. */
+        @Override
         public void wake() {
             woken = true;
             LockSupport.unpark(waiter);
@@ -546,25 +356,8 @@ public final class WakeupDispatcher implements AutoCloseable {
         public void close() {
             if (!closed) {
                 closed = true;
-                leave(channel, this);
+                subscriptions.leave(channel, this);
             }
         }
-    }
-
-    private static final class Channel {
-        final Set<Subscription> waiters = ConcurrentHashMap.newKeySet();
-        CompletableFuture<Void> confirmed;
-        /** Found without waiters by the last sweep; guarded by the membership lock. */
-        boolean idle;
-        /** When the subscription was confirmed; Long.MAX_VALUE while it is not, or after a disconnect. */
-        volatile long liveSinceNanos = Long.MAX_VALUE;
-        /** Disconnected since the last confirmation: the client's re-subscription will make it live. */
-        volatile boolean resubscribing;
-        /** When the last wake-up for everyone arrived. */
-        volatile long everyoneNanos = Long.MIN_VALUE;
-        /** This client's owners named by a wake-up, with its arrival: recorded before delivery. */
-        final Map<String, Long> unclaimed = new ConcurrentHashMap<>();
-        /** When the last sweep ran; guarded by the membership lock. */
-        long sweptNanos = System.nanoTime();
     }
 }
