@@ -1,19 +1,19 @@
 package dev.synchronizers.redis;
 
-import dev.synchronizers.redis.client.ClientContext;
-import dev.synchronizers.redis.client.ClientOptions;
-import dev.synchronizers.redis.client.LibraryVersion;
-import dev.synchronizers.redis.client.Owner;
-import dev.synchronizers.redis.quorum.QuorumLockBackend;
-import dev.synchronizers.redis.quorum.QuorumNodes;
-import dev.synchronizers.redis.lock.RedisLock;
-import dev.synchronizers.redis.quorum.RedlockNode;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.LoadingCache;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHoldListener;
 import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.client.ClientContext;
+import dev.synchronizers.redis.client.ClientOptions;
+import dev.synchronizers.redis.client.LibraryVersion;
+import dev.synchronizers.redis.client.Owner;
+import dev.synchronizers.redis.lock.RedisLock;
 import dev.synchronizers.redis.metrics.Recorder;
+import dev.synchronizers.redis.quorum.QuorumLockBackend;
+import dev.synchronizers.redis.quorum.QuorumNodes;
+import dev.synchronizers.redis.quorum.RedlockNode;
 import dev.synchronizers.redis.support.EventThread;
 import dev.synchronizers.redis.support.LettuceLine;
 import dev.synchronizers.redis.wakeup.FanOutTransport;

@@ -1,6 +1,5 @@
 package dev.synchronizers.redis;
 
-import dev.synchronizers.redis.client.Machinery;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -14,6 +13,7 @@ import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisServer;
 import io.micrometer.core.instrument.Counter;

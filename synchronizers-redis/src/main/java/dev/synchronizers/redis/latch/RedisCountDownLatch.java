@@ -1,16 +1,15 @@
 package dev.synchronizers.redis.latch;
 
+import dev.synchronizers.DistributedCountDownLatch;
+import dev.synchronizers.SynchronizerException;
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.client.Acquirer;
 import dev.synchronizers.redis.client.AsyncLine;
 import dev.synchronizers.redis.client.Attempt;
 import dev.synchronizers.redis.client.Machinery;
-import dev.synchronizers.DistributedCountDownLatch;
-import dev.synchronizers.SynchronizerException;
-import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.Script;
 import java.util.Objects;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 

@@ -1,10 +1,10 @@
 package dev.synchronizers.redis.lock;
 
+import dev.synchronizers.LockSnapshot;
+import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.client.Acquirer;
 import dev.synchronizers.redis.client.ClientContext;
 import dev.synchronizers.redis.client.Owner;
-import dev.synchronizers.LockSnapshot;
-import dev.synchronizers.LostHold;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import java.util.List;

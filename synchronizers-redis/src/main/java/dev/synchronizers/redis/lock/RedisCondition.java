@@ -1,10 +1,10 @@
 package dev.synchronizers.redis.lock;
 
+import dev.synchronizers.LostHold;
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.client.Acquirer;
 import dev.synchronizers.redis.client.ClientContext;
 import dev.synchronizers.redis.client.Machinery;
-import dev.synchronizers.LostHold;
-import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.UnexpectedReplyException;

@@ -1,16 +1,16 @@
 package dev.synchronizers.redis.lock;
 
-import dev.synchronizers.redis.client.Acquirer;
-import dev.synchronizers.redis.client.AsyncLine;
-import dev.synchronizers.redis.client.ClientContext;
-import dev.synchronizers.redis.client.LostHoldListeners;
-import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LockHandle;
 import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.client.Acquirer;
+import dev.synchronizers.redis.client.AsyncLine;
+import dev.synchronizers.redis.client.ClientContext;
+import dev.synchronizers.redis.client.LostHoldListeners;
+import dev.synchronizers.redis.client.Machinery;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;

@@ -1,9 +1,9 @@
 package dev.synchronizers.redis.lock;
 
-import dev.synchronizers.redis.client.LossSignal;
 import dev.synchronizers.LockHandle;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
+import dev.synchronizers.redis.client.LossSignal;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import java.time.Duration;
 import java.util.Objects;

@@ -1,9 +1,9 @@
 package dev.synchronizers.redis.lock;
 
-import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.DistributedLock;
 import dev.synchronizers.DistributedReadWriteLock;
 import dev.synchronizers.ReadWriteLockSnapshot;
+import dev.synchronizers.redis.client.Machinery;
 
 /**
  * The read-write lock behind {@link dev.synchronizers.Synchronizers#readWriteLock(String)}: two

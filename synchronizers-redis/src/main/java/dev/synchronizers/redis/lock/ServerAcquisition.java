@@ -1,18 +1,18 @@
 package dev.synchronizers.redis.lock;
 
+import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.client.Acquirer;
 import dev.synchronizers.redis.client.Attempt;
 import dev.synchronizers.redis.client.LocalLine;
 import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.redis.client.QueuePlace;
-import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.redis.metrics.Recorder;
 import dev.synchronizers.redis.metrics.SynchronizerMeters;
 import dev.synchronizers.redis.script.AcquireReply;
 import dev.synchronizers.redis.script.Script;
-import dev.synchronizers.redis.watchdog.Renewal;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.redis.wakeup.WakeupMessage;
+import dev.synchronizers.redis.watchdog.Renewal;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -60,6 +61,13 @@ final class ServerAcquisition {
     private final Set<Long> acquiring = ConcurrentHashMap.newKeySet();
     /** Orders a retried give-back before any acquire that a thread announces after it. */
     private final ReentrantLock giveBackOrder = new ReentrantLock();
+    /**
+     * The highest fencing token a hold of this client on this lock has had (taken, granted or
+     * handed over). A grant message names a thread, not one wait of it, so it can reach a later
+     * wait of that thread, after the thread held and let go of what it granted: its token is then
+     * at or below this, and the wait must not take it for a hold.
+     */
+    private final AtomicLong highestToken = new AtomicLong(-1);
 
     ServerAcquisition(ServerLockBackend backend, LockCache cache, ServerRelease release) {
         this.backend = backend;
@@ -174,6 +182,7 @@ final class ServerAcquisition {
         }
         long sentNanos = attempt.sentNanos();
         long token = attempt.fencingToken();
+        highestToken.accumulateAndGet(token, Math::max);
         // A thread's hold ends as abandoned with its thread; a handle's is the client's.
         book.accept(LockBackend.Grant.of(owner, token, onLost -> machinery.watchdog.register(new Renewal(
                 policy.renew, keys.keysFor(policy.renew), new String[] {owner, Long.toString(token)}, fixedLeaseMillis,
@@ -345,7 +354,7 @@ final class ServerAcquisition {
                 return new Attempt(true, handover.get().token(), 0, handover.get().sentNanos());
             }
             long token = detail.isEmpty() ? -1 : Long.parseLong(detail);
-            if (fixedLease || token <= grantFloor) {
+            if (fixedLease || token <= Math.max(grantFloor, highestToken.get())) {
                 return attempt(true);
             }
             return new Attempt(true, token, 0, place.queuedSinceAtLeast());

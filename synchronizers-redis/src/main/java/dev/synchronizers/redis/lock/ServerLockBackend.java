@@ -1,9 +1,9 @@
 package dev.synchronizers.redis.lock;
 
-import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.ReadWriteLockSnapshot;
+import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.redis.script.ForceReply;
 import dev.synchronizers.redis.script.LockPicture;
 import dev.synchronizers.redis.script.ReadWriteLockPicture;

@@ -1,14 +1,14 @@
 package dev.synchronizers.redis.quorum;
 
-import dev.synchronizers.redis.client.ClientContext;
-import dev.synchronizers.redis.lock.Holds;
-import dev.synchronizers.redis.lock.LockBackend;
-import dev.synchronizers.redis.lock.LockKeys;
-import dev.synchronizers.redis.client.Owner;
-import dev.synchronizers.redis.lock.RedisLock;
 import dev.synchronizers.LockSnapshot;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.redis.client.ClientContext;
+import dev.synchronizers.redis.client.Owner;
+import dev.synchronizers.redis.lock.Holds;
+import dev.synchronizers.redis.lock.LockBackend;
+import dev.synchronizers.redis.lock.LockKeys;
+import dev.synchronizers.redis.lock.RedisLock;
 import dev.synchronizers.redis.script.LockPicture;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.support.Replies;

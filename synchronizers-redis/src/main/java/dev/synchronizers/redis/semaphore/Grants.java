@@ -1,7 +1,7 @@
 package dev.synchronizers.redis.semaphore;
 
-import dev.synchronizers.redis.client.LossSignal;
 import dev.synchronizers.LostHold;
+import dev.synchronizers.redis.client.LossSignal;
 import dev.synchronizers.redis.watchdog.HoldLease;
 import java.util.ArrayList;
 import java.util.Iterator;

@@ -1,8 +1,5 @@
 package dev.synchronizers.redis.client;
 
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.lock.LockKeys;
-import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,6 +9,9 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.lock.LockKeys;
+import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.api.sync.RedisCommands;

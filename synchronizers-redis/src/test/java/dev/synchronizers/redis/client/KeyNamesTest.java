@@ -1,11 +1,11 @@
 package dev.synchronizers.redis.client;
 
-import dev.synchronizers.redis.latch.LatchKeys;
-import dev.synchronizers.redis.lock.LockKeys;
-import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import dev.synchronizers.redis.latch.LatchKeys;
+import dev.synchronizers.redis.lock.LockKeys;
+import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import io.lettuce.core.cluster.SlotHash;
 import java.util.ArrayList;
 import java.util.Arrays;

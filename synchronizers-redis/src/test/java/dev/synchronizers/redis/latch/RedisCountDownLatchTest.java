@@ -1,6 +1,5 @@
 package dev.synchronizers.redis.latch;
 
-import dev.synchronizers.redis.RedisSynchronizers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,10 +9,11 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
-import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;

@@ -1,7 +1,5 @@
 package dev.synchronizers.redis.lock;
 
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.RedisSynchronizers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -14,6 +12,8 @@ import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.testkit.FaultProxy;

@@ -1,6 +1,5 @@
 package dev.synchronizers.redis.lock;
 
-import dev.synchronizers.redis.RedisSynchronizers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -17,6 +16,7 @@ import dev.synchronizers.PermitHandle;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.testkit.RedisExtension;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.IOException;

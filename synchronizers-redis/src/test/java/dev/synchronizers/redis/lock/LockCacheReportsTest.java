@@ -1,8 +1,5 @@
 package dev.synchronizers.redis.lock;
 
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.topology.PubSubElsewhere;
-import dev.synchronizers.redis.RedisSynchronizers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -15,8 +12,11 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
+import dev.synchronizers.redis.topology.PubSubElsewhere;
 import dev.synchronizers.redis.topology.StandaloneTopology;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;

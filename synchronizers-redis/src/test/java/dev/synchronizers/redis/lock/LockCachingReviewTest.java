@@ -1,9 +1,5 @@
 package dev.synchronizers.redis.lock;
 
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.topology.PubSubElsewhere;
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.client.Owner;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,6 +11,10 @@ import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.client.Owner;
+import dev.synchronizers.redis.topology.PubSubElsewhere;
 import dev.synchronizers.redis.wakeup.WakeupDispatcher;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisExtension;

@@ -1,8 +1,5 @@
 package dev.synchronizers.redis.lock;
 
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.quorum.RedlockHandleTest;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -19,6 +16,9 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.quorum.RedlockHandleTest;
 import dev.synchronizers.testkit.RedisExtension;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;

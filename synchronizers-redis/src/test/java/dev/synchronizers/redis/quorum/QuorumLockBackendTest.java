@@ -1,8 +1,5 @@
 package dev.synchronizers.redis.quorum;
 
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.Redlock;
-import dev.synchronizers.redis.client.Machinery;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -20,6 +17,9 @@ import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.Redlock;
+import dev.synchronizers.redis.client.Machinery;
 import dev.synchronizers.testkit.FaultProxy;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.api.sync.RedisCommands;

@@ -1,6 +1,5 @@
 package dev.synchronizers.redis.quorum;
 
-import dev.synchronizers.redis.Redlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -16,6 +15,7 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.testkit.FaultProxy;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;

@@ -1,7 +1,5 @@
 package dev.synchronizers.redis.quorum;
 
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.Redlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -15,6 +13,8 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.redis.child.RedlockHolderMain;
 import dev.synchronizers.testkit.ChildJvm;
 import dev.synchronizers.testkit.RedisServer;

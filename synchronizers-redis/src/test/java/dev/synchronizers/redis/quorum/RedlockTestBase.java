@@ -1,7 +1,5 @@
 package dev.synchronizers.redis.quorum;
 
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.Redlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.synchronizers.LostHold;
@@ -9,6 +7,8 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.SynchronizersExtension;
 import dev.synchronizers.fixture.TestNames;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.redis.script.Script;
 import dev.synchronizers.redis.script.ScriptRegistry;
 import dev.synchronizers.testkit.FaultProxy;

@@ -1,7 +1,5 @@
 package dev.synchronizers.redis.script;
 
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.RedisSynchronizers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -14,6 +12,8 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.testkit.RedisServer;
 import dev.synchronizers.testkit.RedisServers;
 import io.lettuce.core.api.sync.RedisCommands;

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.synchronizers.redis.Redlock;
 import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.Redlock;
 import io.lettuce.core.RedisClient;
 import org.junit.jupiter.api.Test;
 

@@ -1,8 +1,5 @@
 package dev.synchronizers.redis.topology;
 
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.lock.LockKeys;
-import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,9 +10,12 @@ import dev.synchronizers.LostHold;
 import dev.synchronizers.LostHoldException;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
-import dev.synchronizers.fixture.FencedCounter;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.fixture.FencedCounter;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.lock.LockKeys;
+import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import dev.synchronizers.testkit.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;

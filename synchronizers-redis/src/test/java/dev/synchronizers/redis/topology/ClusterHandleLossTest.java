@@ -1,7 +1,7 @@
 package dev.synchronizers.redis.topology;
 
-import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.testkit.RedisCluster;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;

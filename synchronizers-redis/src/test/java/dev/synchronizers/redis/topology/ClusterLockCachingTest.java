@@ -1,9 +1,5 @@
 package dev.synchronizers.redis.topology;
 
-import dev.synchronizers.redis.topology.CachedHandOver.Tokens;
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.lock.LockKeys;
 import static dev.synchronizers.redis.topology.CachedHandOver.PATIENCE_SECONDS;
 import static dev.synchronizers.redis.topology.CachedHandOver.lockAndUnlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,6 +13,10 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.lock.LockKeys;
+import dev.synchronizers.redis.topology.CachedHandOver.Tokens;
 import dev.synchronizers.testkit.RedisServer;
 import java.time.Duration;
 import java.util.Queue;

@@ -1,7 +1,5 @@
 package dev.synchronizers.redis.topology;
 
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.lock.LockKeys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,6 +10,8 @@ import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.Opened;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.lock.LockKeys;
 import dev.synchronizers.testkit.RedisCluster;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.api.sync.RedisCommands;

@@ -1,9 +1,5 @@
 package dev.synchronizers.redis.topology;
 
-import dev.synchronizers.redis.RedisInternals;
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.lock.LockKeys;
-import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,6 +12,10 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.RedisState;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.lock.LockKeys;
+import dev.synchronizers.redis.semaphore.SemaphoreKeys;
 import dev.synchronizers.testkit.RedisServer;
 import io.lettuce.core.MigrateArgs;
 import io.lettuce.core.RedisURI;

@@ -1,6 +1,5 @@
 package dev.synchronizers.redis.topology;
 
-import dev.synchronizers.redis.RedisSynchronizers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -17,14 +16,15 @@ import dev.synchronizers.PermitHandle;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Opened;
+import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.testkit.FaultProxy;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.internal.HostAndPort;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import io.lettuce.core.resource.DnsResolvers;
 import io.lettuce.core.resource.MappingSocketAddressResolver;
-import io.lettuce.core.internal.HostAndPort;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,7 +1,5 @@
 package dev.synchronizers.redis.topology;
 
-import dev.synchronizers.redis.RedisSynchronizers;
-import dev.synchronizers.redis.lock.LockKeys;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,6 +7,8 @@ import dev.synchronizers.DistributedLock;
 import dev.synchronizers.LostHold;
 import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
+import dev.synchronizers.redis.RedisSynchronizers;
+import dev.synchronizers.redis.lock.LockKeys;
 import dev.synchronizers.testkit.FaultProxy;
 import dev.synchronizers.testkit.RedisSentinels;
 import dev.synchronizers.testkit.RedisServer;
