@@ -92,6 +92,9 @@ public interface BootRedisDetails {
         /**
          * Checks the host.
          *
+         * @param host its host
+         * @param port its port
+         * @param database the database index
          * @throws NullPointerException if {@code host} is null
          */
         public Standalone {
@@ -112,6 +115,10 @@ public interface BootRedisDetails {
         /**
          * Copies the nodes.
          *
+         * @param nodes the sentinels as {@code host:port}
+         * @param database the database index
+         * @param master the name of the master the sentinels watch
+         * @param password the password of the sentinels themselves, or null for none
          * @throws NullPointerException if {@code nodes}, one of them, or {@code master} is null
          */
         public Sentinel {
