@@ -486,17 +486,33 @@ public final class InMemorySynchronizers implements Synchronizers {
                 client.closed = true;
                 clients.remove(client);
                 long deadline = System.nanoTime() + leaseNanos;
+                // As the library's close(): holds are not released but no longer renewed, and the
+                // lost() stage of each handle still held completes ABANDONED (listeners not told).
                 for (LockState state : locks.values()) {
                     for (Hold hold : state.holds) {
-                        if (hold.client == client && !hold.fixed) {
+                        if (hold.client != client) {
+                            continue;
+                        }
+                        if (!hold.fixed) {
                             state.fix(hold, deadline, true);
+                        }
+                        if (hold.handle != null && !hold.handle.released) {
+                            CompletableFutures.complete(this, hold.lostStage, new LostHold(state.name,
+                                    state.kind(hold.read), -1, hold.token, LostHold.Cause.ABANDONED, hold.handle));
                         }
                     }
                 }
                 for (SemState state : semaphores.values()) {
                     for (SemState.Grant grant : state.grants) {
-                        if (grant.client == client && !grant.fixed) {
+                        if (grant.client != client) {
+                            continue;
+                        }
+                        if (!grant.fixed) {
                             state.expireAt(grant, deadline);
+                        }
+                        if (grant.handle != null) {
+                            CompletableFutures.complete(this, grant.lostStage,
+                                    new LostHold(state.name, SemState.KIND, -1, -1, LostHold.Cause.ABANDONED));
                         }
                     }
                 }

@@ -37,7 +37,7 @@ final class MemLockHandle implements LockHandle {
     public boolean isHeld() {
         store.mutex.lock();
         try {
-            return !hold.ended && !released;
+            return !hold.ended && !released && !hold.client.closed;
         } finally {
             store.mutex.unlock();
         }
@@ -53,7 +53,7 @@ final class MemLockHandle implements LockHandle {
         store.mutex.lock();
         try {
             lock.client.check();
-            return !hold.ended && !released;
+            return !hold.ended && !released && !hold.client.closed;
         } finally {
             store.mutex.unlock();
         }

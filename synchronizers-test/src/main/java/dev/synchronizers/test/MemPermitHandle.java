@@ -38,7 +38,7 @@ final class MemPermitHandle implements PermitHandle {
     public boolean isHeld() {
         client.store.mutex.lock();
         try {
-            return !grant.ended && !released;
+            return !grant.ended && !released && !grant.client.closed;
         } finally {
             client.store.mutex.unlock();
         }

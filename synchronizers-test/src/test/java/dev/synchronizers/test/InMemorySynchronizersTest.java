@@ -419,6 +419,26 @@ class InMemorySynchronizersTest {
         assertEquals(0, store.conditionWaiters("buffer"), "a timed-out waiter no longer counts");
     }
 
+    /**
+     * As RedisSynchronizers.close(): a handle still held when its client closes is no longer held,
+     * its lost() stage completes ABANDONED, and the listeners are not told (the caller chose it).
+     */
+    @Test
+    void closeCompletesTheLostStageOfEveryHandleStillHeld() throws Exception {
+        LockHandle lockHold = a.lock("job").tryAcquire(Duration.ZERO).orElseThrow();
+        assertTrue(a.semaphore("pool").trySetPermits(1));
+        PermitHandle permit = a.semaphore("pool").tryAcquirePermits(1, Duration.ZERO).orElseThrow();
+        a.close();
+        LostHold lockReport = lockHold.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        LostHold permitReport = permit.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertEquals(LostHold.Cause.ABANDONED, lockReport.cause());
+        assertEquals("job", lockReport.name());
+        assertEquals(LostHold.Cause.ABANDONED, permitReport.cause());
+        assertFalse(lockHold.isHeld());
+        assertFalse(permit.isHeld());
+        assertTrue(lostA.isEmpty(), "listeners are not told: " + lostA);
+    }
+
     private static boolean awaitHeld(DistributedLock lock, Condition condition) throws InterruptedException {
         lock.lock();
         try {

@@ -1,13 +1,9 @@
 package dev.synchronizers.spring.boot;
 
-import java.util.ArrayList;
-import java.util.List;
-import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
-
 /**
- * Reads Spring Boot's {@link DataRedisConnectionDetails} (from {@code spring.data.redis.*}, or a
- * bean that Testcontainers or Docker Compose support defines) as a {@link RedisTarget}. Loaded only
- * when Spring Boot's Redis support is on the class path.
+ * Reads Spring Boot's Redis connection details ({@link BootRedisDetails}, from
+ * {@code spring.data.redis.*}, or a bean that Testcontainers or Docker Compose support defines) as a
+ * {@link RedisTarget}. The same rules on every Boot line.
  *
  * <p>Only what the library's URIs can carry is taken: host, port, database, username and password
  * of a standalone server, a Sentinel set or a cluster. An SSL bundle, a Sentinel's own password and
@@ -20,46 +16,37 @@ final class BootConnectionDetails {
     }
 
     /**
-     * Returns the target {@code details} name.
+     * Returns the target {@code details} name, or null if they name none.
      *
      * @throws IllegalStateException if they use a setting the library cannot follow (see the class comment)
      */
-    static RedisTarget target(DataRedisConnectionDetails details) {
-        String source = "Spring Boot's Redis connection details (" + details.getClass().getSimpleName() + ")";
-        if (details.getSslBundle() != null) {
+    static RedisTarget target(BootRedisDetails details) {
+        String source = "Spring Boot's Redis connection details (" + details.type() + ")";
+        if (details.usesSslBundle()) {
             throw unsupported(source, "an SSL bundle");
         }
-        String username = details.getUsername();
-        String password = details.getPassword();
-        DataRedisConnectionDetails.Sentinel sentinel = details.getSentinel();
+        String username = details.username();
+        String password = details.password();
+        BootRedisDetails.Sentinel sentinel = details.sentinel();
         if (sentinel != null) {
-            if (RedisTarget.hasText(sentinel.getPassword())) {
+            if (RedisTarget.hasText(sentinel.password())) {
                 throw unsupported(source, "a password for the sentinels themselves");
             }
-            return new RedisTarget(RedisTarget.sentinelUri(hostPorts(sentinel.getNodes()), sentinel.getDatabase(),
-                    sentinel.getMaster(), username, password), null, source);
+            return new RedisTarget(RedisTarget.sentinelUri(sentinel.nodes(), sentinel.database(), sentinel.master(),
+                    username, password), null, source);
         }
-        DataRedisConnectionDetails.Cluster cluster = details.getCluster();
-        if (cluster != null) {
-            return new RedisTarget(null, RedisTarget.nodeUris(hostPorts(cluster.getNodes()), username, password), source);
+        if (details.clusterNodes() != null) {
+            return new RedisTarget(null, RedisTarget.nodeUris(details.clusterNodes(), username, password), source);
         }
-        if (details.getMasterReplica() != null) {
+        if (details.masterReplica()) {
             throw unsupported(source, "a static master/replica set");
         }
-        DataRedisConnectionDetails.Standalone standalone = details.getStandalone();
+        BootRedisDetails.Standalone standalone = details.standalone();
         if (standalone == null) {
             return null;
         }
-        return new RedisTarget(RedisTarget.serverUri(standalone.getHost(), standalone.getPort(), standalone.getDatabase(),
+        return new RedisTarget(RedisTarget.serverUri(standalone.host(), standalone.port(), standalone.database(),
                 username, password), null, source);
-    }
-
-    private static List<String> hostPorts(List<DataRedisConnectionDetails.Node> nodes) {
-        List<String> hostPorts = new ArrayList<>();
-        for (DataRedisConnectionDetails.Node node : nodes) {
-            hostPorts.add(node.host() + ":" + node.port());
-        }
-        return hostPorts;
     }
 
     private static IllegalStateException unsupported(String source, String what) {

@@ -5,7 +5,6 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Supplier;
 
 /**
  * Where a {@link RedisSynchronizers} connects: one URI (standalone or Sentinel) or a cluster's seed
@@ -17,10 +16,6 @@ import java.util.function.Supplier;
  * @param source where it came from, for messages (never a password)
  */
 record RedisTarget(String uri, List<String> clusterSeeds, String source) {
-
-    /** Boot's own Redis address, offered by a bean when Spring Data Redis is on the class path. */
-    interface Fallback extends Supplier<RedisTarget> {
-    }
 
     /** Boot's default Redis, used when neither the properties nor Boot's connection details name one. */
     static final RedisTarget LOCALHOST = new RedisTarget("redis://localhost:6379", null, "Spring Boot's default");

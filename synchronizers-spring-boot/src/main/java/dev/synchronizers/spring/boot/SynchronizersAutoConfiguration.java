@@ -62,7 +62,9 @@ import org.springframework.integration.support.locks.LockRegistry;
  * there is one, but keeps the library's own client options (no command replay after a reconnect,
  * TCP keep-alive, cluster topology refresh) and its own connections: it never defines, replaces or
  * uses Boot's {@code RedisConnectionFactory}. With no address in the properties it connects where
- * Boot's {@code DataRedisConnectionDetails} points. The application's {@code MeterRegistry} is
+ * Boot's connection details point ({@link BootRedisDetails}: Boot 4's
+ * {@code DataRedisConnectionDetails}; on Boot 3.5, {@code synchronizers-spring-boot3} reads Boot 3's
+ * {@code RedisConnectionDetails} and adds the health indicator, whose Boot 4 types this class uses). The application's {@code MeterRegistry} is
  * given to the client when there is one. {@link SynchronizersBuilderCustomizer} and
  * {@link RedlockBuilderCustomizer} beans adjust the builders before they connect.
  *
@@ -96,13 +98,14 @@ public final class SynchronizersAutoConfiguration {
     static class ClientConfiguration {
 
         @Bean
-        Synchronizers synchronizers(SynchronizersProperties properties, ObjectProvider<RedisTarget.Fallback> boot,
+        Synchronizers synchronizers(SynchronizersProperties properties, ObjectProvider<BootRedisDetails.Lookup> boot,
                 ObjectProvider<ClientResources> clientResources,
                 ObjectProvider<SynchronizersBuilderCustomizer> customizers) {
             RedisTarget target = RedisTarget.fromProperties(properties);
             if (target == null) {
-                RedisTarget.Fallback fallback = boot.getIfAvailable();
-                target = fallback == null ? null : fallback.get();
+                BootRedisDetails.Lookup lookup = boot.getIfUnique();
+                BootRedisDetails details = lookup == null ? null : lookup.find();
+                target = details == null ? null : BootConnectionDetails.target(details);
             }
             if (target == null) {
                 target = RedisTarget.LOCALHOST;
@@ -212,10 +215,10 @@ public final class SynchronizersAutoConfiguration {
     static class BootConnectionDetailsConfiguration {
 
         @Bean
-        RedisTarget.Fallback synchronizersBootRedisTarget(ObjectProvider<DataRedisConnectionDetails> details) {
+        BootRedisDetails.Lookup synchronizersBootRedisDetails(ObjectProvider<DataRedisConnectionDetails> details) {
             return () -> {
                 DataRedisConnectionDetails found = details.getIfUnique();
-                return found == null ? null : BootConnectionDetails.target(found);
+                return found == null ? null : DataRedisDetails.of(found);
             };
         }
     }

@@ -308,7 +308,7 @@ class SynchronizersAutoConfigurationTest {
         runner.withClassLoader(new FilteredClassLoader(DataRedisConnectionDetails.class))
                 .withPropertyValues("synchronizers.uri=" + server.uri())
                 .run(context -> assertThat(context).hasNotFailed().hasSingleBean(Synchronizers.class)
-                        .doesNotHaveBean("synchronizersBootRedisTarget"));
+                        .doesNotHaveBean("synchronizersBootRedisDetails"));
     }
 
     /* --------------- backing off --------------- */
