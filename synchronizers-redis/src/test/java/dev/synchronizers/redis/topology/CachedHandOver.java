@@ -1,12 +1,20 @@
 package dev.synchronizers.redis.topology;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
+import dev.synchronizers.LostHold;
+import dev.synchronizers.LostHoldException;
+import dev.synchronizers.SynchronizerUnavailableException;
+import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
+import dev.synchronizers.redis.RedisInternals;
+import dev.synchronizers.redis.RedisSynchronizers;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.util.List;
+import java.util.Queue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -85,5 +93,47 @@ final class CachedHandOver {
         List<String> cachers = master.hkeys(lockKey).stream().filter(field -> field.endsWith(":cache")).toList();
         assertEquals(1, cachers.size(), "one cache field: " + cachers);
         return cachers.get(0).substring(0, cachers.get(0).length() - ":cache".length());
+    }
+
+    /**
+     * After the master that cached {@code held} (taken with {@code holderToken}) was killed and
+     * replaced: once the cacher answers from the new master and has renewed there (one watchdog
+     * tick, run here), either the hold was reported lost, and {@code unlock()} says so, or it is
+     * intact, and {@code unlock()} hands it over with a smaller token than the waiter's. The waiting
+     * client gets the lock either way. Prints which.
+     */
+    static void afterTheMasterWasReplaced(RedisSynchronizers cacher, String probeName, DistributedLock held,
+            long holderToken, DistributedLock waiting, Queue<LostHold> lost) throws Exception {
+        Await.until("the cacher answers from the new master", () -> {
+            try {
+                cacher.lock(probeName).isLocked();
+                RedisInternals.renewNow(cacher);   // the cache renewed there, or found lost
+                return true;
+            } catch (SynchronizerUnavailableException e) {
+                return false;
+            }
+        });
+        boolean reportedLost = lost.stream().anyMatch(hold -> hold.fencingToken() == holderToken);
+        Background<Long> waiter = Background.start("asker", () -> {
+            while (true) {
+                try {
+                    return lockAndUnlock(waiting);
+                } catch (SynchronizerUnavailableException e) {
+                    // the failover is not over for this client yet
+                }
+            }
+        });
+        if (reportedLost) {
+            assertThrows(LostHoldException.class, held::unlock);
+        } else {
+            held.unlock();
+        }
+        long waiterToken = waiter.get();
+        assertTrue(waiterToken > 0, "the other client gets the lock");
+        if (!reportedLost) {
+            assertTrue(waiterToken > holderToken, "token " + waiterToken + " above the holder's " + holderToken);
+        }
+        System.out.printf("master killed under a held cached lock: %s%n",
+                reportedLost ? "the hold was lost and reported" : "the hold survived and was handed over");
     }
 }

@@ -3,7 +3,6 @@ package dev.synchronizers.redis.topology;
 import static dev.synchronizers.redis.topology.CachedHandOver.PATIENCE_SECONDS;
 import static dev.synchronizers.redis.topology.CachedHandOver.lockAndUnlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.synchronizers.DistributedLock;
@@ -13,7 +12,6 @@ import dev.synchronizers.SynchronizerUnavailableException;
 import dev.synchronizers.fixture.Await;
 import dev.synchronizers.fixture.Background;
 import dev.synchronizers.fixture.RedisState;
-import dev.synchronizers.redis.RedisInternals;
 import dev.synchronizers.redis.RedisSynchronizers;
 import dev.synchronizers.redis.lock.LockKeys;
 import dev.synchronizers.redis.topology.CachedHandOver.Tokens;
@@ -196,37 +194,7 @@ class ClusterLockCachingTest extends ClusterTestBase {
         long holderToken = taken;
         try {
             cluster.awaitHealthy();
-            Await.until("the cacher answers from the new master", () -> {
-                try {
-                    cacher.lock(name + "-probe").isLocked();
-                    RedisInternals.renewNow(cacher);   // the cache renewed there, or found lost
-                    return true;
-                } catch (SynchronizerUnavailableException e) {
-                    return false;
-                }
-            });
-            boolean reportedLost = lost.stream().anyMatch(hold -> hold.fencingToken() == holderToken);
-            Background<Long> waiter = Background.start("asker", () -> {
-                while (true) {
-                    try {
-                        return lockAndUnlock(waiting);
-                    } catch (SynchronizerUnavailableException e) {
-                        // the failover is not over for this client yet
-                    }
-                }
-            });
-            if (reportedLost) {
-                assertThrows(LostHoldException.class, held::unlock);
-            } else {
-                held.unlock();
-            }
-            long waiterToken = waiter.get();
-            assertTrue(waiterToken > 0, "the other client gets the lock");
-            if (!reportedLost) {
-                assertTrue(waiterToken > holderToken, "token " + waiterToken + " above the holder's " + holderToken);
-            }
-            System.out.printf("master killed under a held cached lock: %s%n",
-                    reportedLost ? "the hold was lost and reported" : "the hold survived and was handed over");
+            CachedHandOver.afterTheMasterWasReplaced(cacher, name + "-probe", held, holderToken, waiting, lost);
         } finally {
             cluster.restart(master);
         }
